@@ -422,7 +422,7 @@ class _Parser:
             raw = self._buffer_at(buffer)
             return Tensor(index=i, name=name, shape=shape, shape_signature=signature,
                           type=ttype, buffer=buffer,
-                          data=_tensor_data(raw, shape, ttype, buffer) if raw.size else None,
+                          data=typed_view(raw, shape, ttype, buffer) if raw.size else None,
                           quantization=_quantization(t.table(4), shape),
                           is_variable=t.scalar(5, "?", False))
 
@@ -483,7 +483,7 @@ def _check_indices(indices: tuple[int, ...], n: int, what: str,
     return indices
 
 
-def _tensor_data(raw: np.ndarray, shape: tuple[int, ...], ttype: TensorType,
+def typed_view(raw: np.ndarray, shape: tuple[int, ...], ttype: TensorType,
                  buffer: int) -> np.ndarray:
     """The typed, shaped view of a constant tensor's buffer; its size must match the shape."""
     dtype = NUMPY_DTYPES.get(ttype)
