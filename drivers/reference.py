@@ -1,0 +1,37 @@
+"""``nnapi-reference``: the CPU device (runtime/Manager.cpp ``CpuDevice``, reference 5.1).
+
+Type CPU, every PerformanceInfo {1.0, 1.0}, supports every operation nnsim registers (upstream:
+every non-OEM, non-extension op, with no type or version check because validation already
+happened at finish), no caching, preferred memory alignment and padding 64. Always the last
+device of the list; the device of CPU fallback.
+"""
+from __future__ import annotations
+
+from nnsim.drivers.base import Capabilities, Driver, PerformanceInfo, SupportDecision, op_name
+from nnsim.ops.registry import is_registered
+from nnsim.types import DeviceType, FeatureLevel, OperationCode
+
+
+class ReferenceDriver(Driver):
+    name = "nnapi-reference"
+    version_string = "UNKNOWN"  # build::GetBuildNumber() of the updatable library
+    device_type = DeviceType.DEVICE_CPU
+    feature_level = FeatureLevel.FEATURE_LEVEL_5  # runtime feature level, Android 12 profile
+
+    def capabilities(self) -> Capabilities:
+        return Capabilities.uniform(PerformanceInfo(1.0, 1.0))
+
+    def supported_operations_with_reasons(self, model) -> list[SupportDecision]:
+        out = []
+        for op in model.operations:
+            if op.type == OperationCode.OEM_OPERATION:
+                out.append(SupportDecision(False, "OEM_OPERATION is not supported on the CPU"))
+            elif not is_registered(op.type):
+                out.append(SupportDecision(False, f"{op_name(op.type)} is not implemented "
+                                                  f"in nnsim"))
+            else:
+                out.append(SupportDecision(True))
+        return out
+
+
+CPU_DEVICE = ReferenceDriver()

@@ -1,0 +1,84 @@
+"""The shared CPU executor (common/CpuExecutor.cpp): runs a finished model's operations in
+run order on numpy arrays. Every device, simulated NPUs included, executes through it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from nnsim.errors import BadDataError, NnapiError, OpFailedError
+from nnsim.ops.base import ExecutionContext
+from nnsim.ops.registry import lookup
+from nnsim.runtime import vlog
+from nnsim.types import OperandLifeTime, OperationCode
+
+L = OperandLifeTime
+TAG = "CpuExecutor"
+
+
+def constant_value(operand):
+    """A constant operand as an array (scalars as numpy scalars)."""
+    return operand.array()
+
+
+def run_model(model, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+    """Run ``model`` (finished ModelBuilder) on ``inputs`` (one per model input, None = omitted).
+
+    Returns one array per model output with its actual shape. Raises OpFailedError when an
+    operation cannot run (unsupported, shape mismatch, kernel failure).
+    """
+    if len(inputs) != len(model.input_indexes):
+        raise BadDataError(f"expected {len(model.input_indexes)} inputs, got {len(inputs)}")
+    vlog.vlog(vlog.CPUEXE, TAG, f"CpuExecutor::run() with request({len(inputs)} inputs)")
+    values: dict[int, object] = {}
+    for k, index in enumerate(model.input_indexes):
+        arr = inputs[k]
+        if arr is not None:
+            operand = model.operands[index]
+            arr = np.asarray(arr)
+            if arr.dtype != operand.dtype():
+                arr = arr.view(operand.dtype()) if arr.dtype.itemsize == operand.dtype().itemsize \
+                    else arr.astype(operand.dtype())
+        values[index] = arr
+    operands = model.operands
+    compiled = model.compiled_inputs or [op.inputs for op in model.operations]
+    for op_index, op in enumerate(model.operations):
+        spec = lookup(op.type)
+        if spec is None:
+            raise OpFailedError(f"operation {_name(op.type)} is not implemented")
+        ins = compiled[op_index]
+        in_vals = []
+        for i in ins:
+            operand = operands[i]
+            if operand.lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE, L.POINTER):
+                in_vals.append(operand.array())
+            elif operand.lifetime == L.NO_VALUE:
+                in_vals.append(None)
+            else:
+                if i not in values:
+                    raise OpFailedError(f"operand {i} read before it is written")
+                in_vals.append(values[i])
+        ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals,
+                               [operands[o] for o in op.outputs])
+        try:
+            spec.prepare(ctx)
+            spec.execute(ctx)
+        except NnapiError:
+            raise
+        except Exception as e:  # a kernel failure is an execution failure, not a crash
+            raise OpFailedError(f"{_name(op.type)} (operation {op_index}) failed: "
+                                f"{type(e).__name__}: {e}") from e
+        for k, o in enumerate(op.outputs):
+            if ctx.outputs[k] is None:
+                raise OpFailedError(f"{_name(op.type)} did not produce output {k}")
+            values[o] = ctx.outputs[k]
+    vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+    return [values[o] for o in model.output_indexes]
+
+
+def _name(code: int) -> str:
+    try:
+        return OperationCode(code).name
+    except ValueError:
+        return str(code)
