@@ -324,7 +324,10 @@ class _Parser:
         if ident != FILE_IDENTIFIER:
             raise MalformedError(f"not a TFLite model: file identifier {ident!r}, expected "
                                  f"{FILE_IDENTIFIER!r}", 4)
-        root = Table(buf, struct.unpack_from("<I", buf, 0)[0])
+        root_pos = struct.unpack_from("<I", buf, 0)[0]
+        if root_pos + 4 > len(buf):
+            raise MalformedError(f"root table offset 0x{root_pos:x} points outside the file", 0)
+        root = Table(buf, root_pos)
         version = root.scalar(0, "I", 0)
         if version != SCHEMA_VERSION:
             raise MalformedError(f"unsupported schema version {version} (expected "

@@ -156,7 +156,7 @@ class Table:
         self.buf, self.pos, self._size = buf, pos, size
         self._vt, self._vt_len, self._tbl_len = vt, vt_len, tbl_len
 
-    def _field(self, slot: int, width: int) -> int:
+    def field_position(self, slot: int, width: int = 1) -> int:
         """Absolute position of the field's inline data, or 0 when the field is absent."""
         entry = 4 + 2 * slot
         if entry >= self._vt_len:
@@ -169,16 +169,16 @@ class Table:
         return self.pos + off
 
     def has(self, slot: int) -> bool:
-        return self._field(slot, 1) != 0
+        return self.field_position(slot, 1) != 0
 
     def scalar(self, slot: int, kind: str, default=0):
         """A scalar field; ``kind`` is a struct code from SCALAR_STRUCTS ('b', 'i', 'f', '?'...)."""
         st = SCALAR_STRUCTS[kind]
-        p = self._field(slot, st.size)
+        p = self.field_position(slot, st.size)
         return st.unpack_from(self.buf, p)[0] if p else default
 
     def _target(self, slot: int) -> int:
-        p = self._field(slot, 4)
+        p = self.field_position(slot, 4)
         if not p:
             return 0
         target = p + _U32.unpack_from(self.buf, p)[0]
@@ -226,7 +226,11 @@ class Table:
         out = []
         for i in range(count):
             p = start + 4 * i
-            out.append(Table(self.buf, p + _U32.unpack_from(self.buf, p)[0]))
+            target = p + _U32.unpack_from(self.buf, p)[0]
+            if target + 4 > self._size:
+                raise MalformedError(f"element {i} of vector field {slot} points outside the "
+                                     "file", p)
+            out.append(Table(self.buf, target))
         return out
 
     def raw(self, slot: int) -> memoryview | None:

@@ -285,6 +285,7 @@ class ModelWriter:
         self._outputs: tuple[int, ...] = ()
         self._signatures: list[SignatureDef] = []
         self._metadata: dict[str, bytes] = {}
+        self._metadata_buffers: dict[str, int] = {}
 
     def add_buffer(self, data: np.ndarray | bytes | None) -> int:
         """Append a buffer (little-endian bytes of ``data``); None or empty reuses buffer 0."""
@@ -363,7 +364,11 @@ class ModelWriter:
         self._signatures.append(SignatureDef(key, dict(inputs), dict(outputs), 0))
 
     def add_metadata(self, name: str, data: bytes) -> None:
+        """Add a named metadata entry; its bytes get their own buffer, as converters do."""
         self._metadata[name] = bytes(data)
+        self._metadata_buffers[name] = len(self._buffers)
+        raw = np.frombuffer(self._metadata[name], np.uint8)
+        self._buffers.append(raw)
 
     def to_model(self) -> TfliteModel:
         """The model built so far, as reader dataclasses."""
@@ -373,7 +378,8 @@ class ModelWriter:
         return TfliteModel(version=SCHEMA_VERSION, description=self.description,
                            subgraphs=(subgraph,), buffers=tuple(self._buffers),
                            operator_codes=codes, signatures=tuple(self._signatures),
-                           metadata=dict(self._metadata))
+                           metadata=dict(self._metadata),
+                           metadata_buffers=dict(self._metadata_buffers))
 
     def finish(self) -> bytes:
         return write_model(self.to_model())
