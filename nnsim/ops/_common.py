@@ -1,0 +1,123 @@
+"""Helpers shared by operation modules: padding, layout, quantization parameters."""
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.types import OperandType, PaddingCode
+
+T = OperandType
+FLOAT_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
+QUANT8_TYPES = (T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED)
+
+
+def implicit_padding(in_size: int, stride: int, kernel: int, dilation: int,
+                     scheme: int) -> tuple[int, int]:
+    """(begin, end) padding for PADDING_SAME / PADDING_VALID (nnapi-runtime.md 1.4)."""
+    if scheme == PaddingCode.PADDING_SAME:
+        out = (in_size + stride - 1) // stride
+        eff = (kernel - 1) * dilation + 1
+        total = max(0, (out - 1) * stride + eff - in_size)
+        return total // 2, total - total // 2
+    return 0, 0
+
+
+def output_size(in_size: int, kernel: int, dilation: int, stride: int, pad_begin: int,
+                pad_end: int) -> int:
+    eff = (kernel - 1) * dilation + 1
+    return (in_size - eff + pad_begin + pad_end) // stride + 1
+
+
+def to_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return np.ascontiguousarray(x.transpose(0, 2, 3, 1)) if nchw else x
+
+
+def from_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
+    return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if nchw else x
+
+
+def is_quant8(t: int) -> bool:
+    return t in QUANT8_TYPES
+
+
+def out_dtype(t: int):
+    return np.uint8 if t == T.TENSOR_QUANT8_ASYMM else np.int8
+
+
+def filter_quant(operand) -> tuple[np.ndarray, int]:
+    """(scales array, zero point) of a filter: per-channel params or the per-tensor scale."""
+    if operand.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
+        return np.asarray(operand.channel_quant.scales, dtype=np.float32), 0
+    return np.asarray([operand.scale], dtype=np.float32), int(operand.zero_point)
+
+
+def quant_kwargs(ctx, in_index: int = 0, out_index: int = 0) -> dict:
+    """``in_scale/in_zp/out_scale/out_zp/out_dtype`` for a quantized op, {} for float."""
+    src, dst = ctx.input_operand(in_index), ctx.output_operand(out_index)
+    if not is_quant8(src.type):
+        return {}
+    return dict(in_scale=src.scale, in_zp=src.zero_point, out_scale=dst.scale,
+                out_zp=dst.zero_point, out_dtype=out_dtype(dst.type))
+
+
+def io_quant(ctx, in_index: int = 0, out_index: int = 0) -> dict:
+    """``in_scale/in_zp/out_scale/out_zp`` (no dtype) for kernels that keep the input dtype."""
+    kw = quant_kwargs(ctx, in_index, out_index)
+    kw.pop("out_dtype", None)
+    return kw
+
+
+def check(ctx, cond: bool, message: str) -> None:
+    """A failed runtime check of ``prepare`` (NN_RET_CHECK in a CPU op): OP_FAILED."""
+    if not cond:
+        from nnsim.errors import OpFailedError
+        raise OpFailedError(f"{ctx.code.name}: {message}")
+
+
+def legacy_quant_scale_ok(ctx, filter_index: int = 1) -> bool:
+    """AOSP's "outputScale > inputScale * filterScale" check for quant8 before FL3.
+
+    Conv2D.cpp / DepthwiseConv2D.cpp (T13) read the "output" scale with
+    ``context->getInputShape(kOutputTensor)`` and kOutputTensor == 0, so the scale compared is
+    really the *input* scale: the check is ``in_scale > in_scale * filter_scale``. Reproduced
+    as is, because the feature level decides which devices may run the operation.
+    FULLY_CONNECTED reads the real output scale and does not use this helper.
+    """
+    if ctx.input_type(0) != T.TENSOR_QUANT8_ASYMM:
+        return True
+    in_scale = ctx.input(0).scale
+    return in_scale > in_scale * ctx.input(filter_index).scale
+
+
+def window_args(ctx, start: int, explicit: bool):
+    """Padding and strides of a conv/pool operation, read from input ``start`` on.
+
+    Explicit: pad left, right, top, bottom, stride w, stride h; implicit: padding scheme,
+    stride w, stride h. Returns (padding, stride_w, stride_h, next input index) where
+    padding is the (left, right, top, bottom) tuple or the implicit scheme code.
+    """
+    if explicit:
+        l, r, t, b, sw, sh = (int(ctx.scalar(i)) for i in range(start, start + 6))
+        return (l, r, t, b), sw, sh, start + 6
+    scheme, sw, sh = (int(ctx.scalar(i)) for i in range(start, start + 3))
+    return scheme, sw, sh, start + 3
+
+
+def resolve_padding(padding, h: int, w: int, kh: int, kw: int, sh: int, sw: int,
+                    dh: int = 1, dw: int = 1) -> tuple[int, int, int, int]:
+    """(left, right, top, bottom): explicit values as given, implicit ones computed."""
+    if isinstance(padding, tuple):
+        return padding
+    left, right = implicit_padding(w, sw, kw, dw, padding)
+    top, bottom = implicit_padding(h, sh, kh, dh, padding)
+    return left, right, top, bottom
+
+
+def nhwc_dims(shape, nchw: bool) -> tuple[int, int, int, int]:
+    """(N, H, W, C) of a 4-D shape in either layout."""
+    n, a, b, c = shape
+    return (n, b, c, a) if nchw else (n, a, b, c)
+
+
+def layout_shape(n: int, h: int, w: int, c: int, nchw: bool) -> tuple:
+    return (n, c, h, w) if nchw else (n, h, w, c)
+

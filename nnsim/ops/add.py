@@ -1,0 +1,86 @@
+"""ADD / SUB / MUL / DIV: elementwise with numpy broadcasting and a fused activation.
+
+Inputs: 0 input1, 1 input2 (same type), 2 fuse code (INT32). Output 0.
+Feature levels (T13 common/types/operations/src/Broadcast.cpp): ADD/MUL float32 & quant8 FL1;
+SUB/DIV float32 FL2; quant8 SUB FL3; float16 FL3; quant8-signed and TENSOR_INT32 FL4
+(TENSOR_INT32 also needs fuse NONE); DIV never accepts quant8; quant8 MUL needs
+output scale > input1 scale * input2 scale below FL3.
+"""
+from __future__ import annotations
+
+from nnsim.kernels import elementwise
+from nnsim.ops import _common as cm
+from nnsim.ops.base import OperationSpec
+from nnsim.types import FL1, FL2, FL3, FL4, OperandType, OperationCode
+
+T = OperandType
+C = OperationCode
+_KERNELS = {C.ADD: elementwise.add, C.SUB: elementwise.sub, C.MUL: elementwise.mul,
+            C.DIV: getattr(elementwise, "div", None)}
+
+
+def validate(ctx):
+    ctx.check_counts(3, 1)
+    allowed = [T.TENSOR_FLOAT32, T.TENSOR_FLOAT16, T.TENSOR_INT32]
+    if ctx.code != C.DIV:
+        allowed += [T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED]
+    t = ctx.check_input_type_in(0, allowed)
+    ctx.check_input_types((t, t, T.INT32))
+    ctx.check_output_types((t,))
+    ctx.check_rank(0, range(0, 5))
+    ctx.check_rank(1, range(0, 5))
+    base = FL1 if ctx.code in (C.ADD, C.MUL) else FL2
+    if t == T.TENSOR_FLOAT32:
+        return base
+    if t == T.TENSOR_QUANT8_ASYMM:
+        level = base if ctx.code != C.SUB else FL3
+        if ctx.code == C.MUL and not (ctx.output(0).scale > ctx.input(0).scale * ctx.input(1).scale):
+            level = max(level, FL3)
+        return level
+    if t == T.TENSOR_FLOAT16:
+        return FL3
+    if t == T.TENSOR_INT32:
+        fuse = ctx.constant(2)
+        ctx.require(fuse is None or int(fuse) == 0,
+                    "TENSOR_INT32 operands only support FUSED_NONE")
+    return FL4
+
+
+def _broadcast_shape(a, b):
+    rank = max(len(a), len(b))
+    a = (1,) * (rank - len(a)) + tuple(a)
+    b = (1,) * (rank - len(b)) + tuple(b)
+    out = []
+    for x, y in zip(a, b):
+        if x != y and x != 1 and y != 1:
+            raise ValueError(f"shapes {a} and {b} cannot be broadcast")
+        out.append(max(x, y))
+    return tuple(out)
+
+
+def prepare(ctx):
+    from nnsim.errors import OpFailedError
+    try:
+        ctx.set_output_shape(0, _broadcast_shape(ctx.input_shape(0), ctx.input_shape(1)))
+    except ValueError as e:
+        raise OpFailedError(f"{ctx.code.name}: {e}") from None
+
+
+def execute(ctx):
+    a, b, fuse = ctx.input(0), ctx.input(1), ctx.scalar(2)
+    kwargs = {"fuse": fuse}
+    t = ctx.input_operand(0).type
+    if cm.is_quant8(t):
+        i1, i2, o = ctx.input_operand(0), ctx.input_operand(1), ctx.output_operand(0)
+        kwargs.update(in1_scale=i1.scale, in1_zp=i1.zero_point, in2_scale=i2.scale,
+                      in2_zp=i2.zero_point, out_scale=o.scale, out_zp=o.zero_point,
+                      out_dtype=cm.out_dtype(o.type))
+    ctx.set_output(0, _KERNELS[ctx.code](a, b, **kwargs))
+
+
+ADD = OperationSpec(C.ADD, validate, prepare, execute,
+                    allow_zero_sized_input=True)
+SUB = OperationSpec(C.SUB, validate, prepare, execute,
+                    allow_zero_sized_input=True)
+MUL = OperationSpec(C.MUL, validate, prepare, execute,
+                    allow_zero_sized_input=True)

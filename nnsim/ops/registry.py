@@ -1,0 +1,69 @@
+"""The operation registry: every OperationSpec listed explicitly (no module scanning).
+
+``NOT_IMPLEMENTED`` lists every other OperationCode, also explicitly; a test checks that the
+two are disjoint and together cover the enum. nnapi-reference supports exactly the registered
+operations.
+"""
+from __future__ import annotations
+
+from nnsim.errors import NnapiError
+from nnsim.ops import (activations, add, concatenation, conv_2d, depthwise_conv_2d, dequantize,
+                       fully_connected, mean, pad, pooling, quantize, reshape, softmax)
+from nnsim.types import OperationCode as C
+
+ALL_SPECS = (
+    add.ADD, add.SUB, add.MUL,
+    conv_2d.SPEC,
+    depthwise_conv_2d.SPEC,
+    fully_connected.SPEC,
+    pooling.AVERAGE_POOL_2D, pooling.MAX_POOL_2D,
+    reshape.SPEC,
+    softmax.SPEC,
+    concatenation.SPEC,
+    quantize.SPEC,
+    dequantize.SPEC,
+    activations.RELU, activations.RELU1, activations.RELU6, activations.LOGISTIC,
+    pad.SPEC,
+    mean.SPEC,
+)
+
+NOT_IMPLEMENTED = frozenset({
+    C.DEPTH_TO_SPACE, C.EMBEDDING_LOOKUP, C.FLOOR, C.HASHTABLE_LOOKUP, C.L2_NORMALIZATION,
+    C.L2_POOL_2D, C.LOCAL_RESPONSE_NORMALIZATION, C.LSH_PROJECTION, C.LSTM, C.RESIZE_BILINEAR,
+    C.RNN, C.SPACE_TO_DEPTH, C.SVDF, C.TANH, C.BATCH_TO_SPACE_ND, C.DIV, C.SPACE_TO_BATCH_ND,
+    C.SQUEEZE, C.STRIDED_SLICE, C.TRANSPOSE, C.ABS, C.ARGMAX, C.ARGMIN,
+    C.AXIS_ALIGNED_BBOX_TRANSFORM, C.BIDIRECTIONAL_SEQUENCE_LSTM, C.BIDIRECTIONAL_SEQUENCE_RNN,
+    C.BOX_WITH_NMS_LIMIT, C.CAST, C.CHANNEL_SHUFFLE, C.DETECTION_POSTPROCESSING, C.EQUAL, C.EXP,
+    C.EXPAND_DIMS, C.GATHER, C.GENERATE_PROPOSALS, C.GREATER, C.GREATER_EQUAL, C.GROUPED_CONV_2D,
+    C.HEATMAP_MAX_KEYPOINT, C.INSTANCE_NORMALIZATION, C.LESS, C.LESS_EQUAL, C.LOG, C.LOGICAL_AND,
+    C.LOGICAL_NOT, C.LOGICAL_OR, C.LOG_SOFTMAX, C.MAXIMUM, C.MINIMUM, C.NEG, C.NOT_EQUAL,
+    C.PAD_V2, C.POW, C.PRELU, C.QUANTIZED_16BIT_LSTM, C.RANDOM_MULTINOMIAL, C.REDUCE_ALL,
+    C.REDUCE_ANY, C.REDUCE_MAX, C.REDUCE_MIN, C.REDUCE_PROD, C.REDUCE_SUM, C.ROI_ALIGN,
+    C.ROI_POOLING, C.RSQRT, C.SELECT, C.SIN, C.SLICE, C.SPLIT, C.SQRT, C.TILE, C.TOPK_V2,
+    C.TRANSPOSE_CONV_2D, C.UNIDIRECTIONAL_SEQUENCE_LSTM, C.UNIDIRECTIONAL_SEQUENCE_RNN,
+    C.RESIZE_NEAREST_NEIGHBOR, C.QUANTIZED_LSTM, C.IF, C.WHILE, C.ELU, C.HARD_SWISH, C.FILL,
+    C.RANK, C.BATCH_MATMUL, C.PACK, C.MIRROR_PAD, C.REVERSE, C.OEM_OPERATION,
+})
+
+
+def _build(specs):
+    table = {}
+    for spec in specs:
+        if spec.code in table:
+            raise NnapiError(f"operation {spec.code.name} registered twice")
+        if spec.code in NOT_IMPLEMENTED:
+            raise NnapiError(f"operation {spec.code.name} is registered and in NOT_IMPLEMENTED")
+        table[spec.code] = spec
+    return table
+
+
+REGISTRY = _build(ALL_SPECS)
+
+
+def lookup(code: int):
+    """The OperationSpec for ``code``, or None when nnsim does not implement it."""
+    return REGISTRY.get(code)
+
+
+def is_registered(code: int) -> bool:
+    return code in REGISTRY
