@@ -1,0 +1,158 @@
+"""Shared checks and precompute helpers for kernel wrappers (plain Python, no JIT).
+
+Both the fast wrappers (``nnsim.kernels.<family>``) and the numpy reference kernels
+(``nnsim.kernels.reference.<family>``) use these, so that argument handling and the
+float/double rules for multipliers are written once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels.fixed_point import (
+    float_activation_range,
+    qrange,
+    quantize_multiplier,
+    quantized_activation_range,
+)
+
+QUANT_DTYPES = (np.dtype(np.uint8), np.dtype(np.int8))
+FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
+
+
+def is_quantized(dtype) -> bool:
+    """True for the 8-bit asymmetric types (uint8, int8)."""
+    return np.dtype(dtype) in QUANT_DTYPES
+
+
+def check_dtype(name: str, array: np.ndarray, allowed) -> None:
+    """Raise ``TypeError`` unless ``array.dtype`` is one of ``allowed``."""
+    if array.dtype not in tuple(np.dtype(a) for a in allowed):
+        names = ", ".join(np.dtype(a).name for a in allowed)
+        raise TypeError(f"{name}: dtype {array.dtype.name} not supported (expected {names})")
+
+
+def check_rank(name: str, array: np.ndarray, rank: int) -> None:
+    """Raise ``ValueError`` unless ``array`` has exactly ``rank`` dimensions."""
+    if array.ndim != rank:
+        raise ValueError(f"{name}: expected rank {rank}, got shape {array.shape}")
+
+
+def require(value, name: str):
+    """Return ``value`` or raise ``ValueError`` naming the missing quantization argument."""
+    if value is None:
+        raise ValueError(f"{name} is required for quantized tensors")
+    return value
+
+
+def to_float32(x: np.ndarray):
+    """Return ``(float32 array, dtype to cast the result back to)`` for float16/float32 inputs.
+
+    NNAPI's CPU executor computes float16 operations in float32 and rounds the result.
+    """
+    return np.ascontiguousarray(x, dtype=np.float32), x.dtype
+
+
+def output_dtype(out_dtype, default) -> np.dtype:
+    """The quantized output dtype: ``out_dtype`` if given, else ``default``; uint8/int8 only."""
+    dtype = np.dtype(default if out_dtype is None else out_dtype)
+    if dtype not in QUANT_DTYPES:
+        raise TypeError(f"quantized output dtype must be uint8 or int8, got {dtype.name}")
+    return dtype
+
+
+def quant_clamp(fuse: int, out_scale, out_zp: int, dtype):
+    """Activation clamp in the output's quantized domain (TFLite CalculateActivationRangeQuantized).
+
+    ``out_scale`` may be None only when ``fuse`` is 0 (the clamp is then the type range).
+    """
+    qmin, qmax = qrange(dtype)
+    if int(fuse) == 0:
+        return qmin, qmax
+    return quantized_activation_range(fuse, require(out_scale, "out_scale"), out_zp, qmin, qmax)
+
+
+def float_clamp(fuse: int):
+    """Float activation clamp ``(lo, hi)`` as float32 values (infinite when unbounded)."""
+    lo, hi = float_activation_range(fuse)
+    return np.float32(lo), np.float32(hi)
+
+
+def conv_out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int):
+    """NNAPI/TFLite output size for explicit padding: ``(in + pads - eff_k) // stride + 1``."""
+    effective = (kernel - 1) * dilation + 1
+    out = (size + before + after - effective) // stride + 1
+    if out < 1:
+        raise ValueError(
+            f"window of {effective} (kernel {kernel}, dilation {dilation}) does not fit an input "
+            f"of {size} with padding {before}+{after}"
+        )
+    return out
+
+
+def check_conv_geometry(stride_h, stride_w, dilation_h, dilation_w, pads) -> None:
+    """Strides and dilations must be >= 1 and paddings >= 0."""
+    if min(stride_h, stride_w) < 1 or min(dilation_h, dilation_w) < 1:
+        raise ValueError("strides and dilations must be >= 1")
+    if min(pads) < 0:
+        raise ValueError("paddings must be >= 0")
+
+
+def filter_scales(w_scales, channels: int) -> np.ndarray:
+    """Normalise ``w_scales`` to a float32 vector of length 1 or ``channels``."""
+    scales = np.atleast_1d(np.asarray(require(w_scales, "w_scales"), dtype=np.float32)).ravel()
+    if scales.size not in (1, channels):
+        raise ValueError(f"w_scales has {scales.size} entries; expected 1 or {channels}")
+    return scales
+
+
+def conv_multipliers(in_scale, scales: np.ndarray, out_scale, channels: int, float_product: bool):
+    """Per-output-channel ``(multipliers, shifts)`` as int32 arrays of length ``channels``.
+
+    ``float_product=True`` is TFLite's per-tensor rule (uint8 CONV/DEPTHWISE, per-tensor
+    FULLY_CONNECTED, ``GetQuantizedConvolutionMultipler``): ``double(float32(in * w)) /
+    double(out)``. Otherwise the per-channel rule (``PopulateConvolutionQuantizationParams``):
+    ``double(in) * double(w[c]) / double(out)``.
+    """
+    in_scale = np.float32(require(in_scale, "in_scale"))
+    out_scale = np.float32(require(out_scale, "out_scale"))
+    if scales.size == 1:
+        scales = np.repeat(scales, channels)
+    mults = np.empty(channels, dtype=np.int32)
+    shifts = np.empty(channels, dtype=np.int32)
+    for c in range(channels):  # per channel, not per element: a precompute loop
+        if float_product:
+            real = float(np.float32(in_scale * scales[c])) / float(out_scale)
+        else:
+            real = float(in_scale) * float(scales[c]) / float(out_scale)
+        mults[c], shifts[c] = quantize_multiplier(real)
+    return mults, shifts
+
+
+def bias_int32(bias, channels: int) -> np.ndarray:
+    """Quantized bias as a contiguous int32 vector (zeros when None)."""
+    if bias is None:
+        return np.zeros(channels, dtype=np.int32)
+    bias = np.asarray(bias)
+    if bias.shape != (channels,):
+        raise ValueError(f"bias: expected shape ({channels},), got {bias.shape}")
+    check_dtype("bias", bias, (np.int32,))
+    return np.ascontiguousarray(bias)
+
+
+def bias_float32(bias, channels: int) -> np.ndarray:
+    """Float bias as a contiguous float32 vector (zeros when None)."""
+    if bias is None:
+        return np.zeros(channels, dtype=np.float32)
+    bias = np.asarray(bias)
+    if bias.shape != (channels,):
+        raise ValueError(f"bias: expected shape ({channels},), got {bias.shape}")
+    return np.ascontiguousarray(bias, dtype=np.float32)
+
+
+def normalize_axis(axis: int, rank: int) -> int:
+    """Map a possibly negative axis into [0, rank)."""
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"axis {axis} out of range for rank {rank}")
+    return axis % rank

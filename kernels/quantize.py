@@ -1,0 +1,139 @@
+"""QUANTIZE, DEQUANTIZE and quantized-to-quantized requantization; numba fast path.
+
+* float -> q (TFLite ``reference_ops::AffineQuantize``): ``clamp(round(float32(x) / float32(scale))
+  + zp)`` with ``round`` half away from zero.
+* q -> float (``reference_ops::Dequantize``): ``float32(double(scale) * (q - zp))``; per-channel
+  (``PerChannelDequantize``): ``float32(q - zp) * float32(scale[c])``.
+* q -> q (``kernels/quantize.cc`` Requantize): ``M, S = QuantizeMultiplier(double(s_in) /
+  double(s_out))``; ``clamp(MBQM(q - zp_in, M, S) + zp_out)``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels import _common as cm
+from nnsim.kernels._jit import njit
+from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, qrange, quantize_multiplier
+
+__all__ = ["quantize", "dequantize", "requantize"]
+
+
+def quantize(x_float, *, out_scale, out_zp, out_dtype):
+    """Quantize float32/float16 values to uint8/int8.
+
+    Parameters
+    ----------
+    x_float : ndarray
+        float32 or float16.
+    out_scale, out_zp, out_dtype
+        Target quantization and type (np.uint8 or np.int8).
+
+    Returns
+    -------
+    ndarray of ``out_dtype``
+    """
+    x = np.asarray(x_float)
+    cm.check_dtype("input", x, cm.FLOAT_DTYPES)
+    odt = cm.output_dtype(out_dtype, out_dtype)
+    qmin, qmax = qrange(odt)
+    out = np.empty(x.size, dtype=odt)
+    _quantize_core(np.ascontiguousarray(x, dtype=np.float32).reshape(-1), np.float32(out_scale),
+                   int(out_zp), qmin, qmax, out)
+    return out.reshape(x.shape)
+
+
+def dequantize(x_q, *, in_scale=None, in_zp=0, channel_scales=None, channel_axis=None,
+               out_dtype=np.float32):
+    """Dequantize integer values to float.
+
+    Parameters
+    ----------
+    x_q : ndarray
+        uint8 / int8 (any integer dtype works).
+    in_scale, in_zp
+        Per-tensor quantization (ignored when ``channel_scales`` is given).
+    channel_scales : sequence of float, optional
+        Per-channel scales along ``channel_axis`` (symmetric, zero point 0).
+    channel_axis : int, optional
+        The quantized dimension for ``channel_scales``.
+    out_dtype : np.float32 or np.float16
+        Result type (float16 is the float32 result rounded).
+
+    Returns
+    -------
+    ndarray of ``out_dtype``
+    """
+    x = np.asarray(x_q)
+    if x.dtype.kind not in "iu":
+        raise TypeError(f"dequantize: integer input expected, got {x.dtype.name}")
+    out = np.empty(x.size, dtype=np.float32)
+    if channel_scales is None:
+        _dequantize_core(np.ascontiguousarray(x).reshape(-1),
+                         float(np.float32(cm.require(in_scale, "in_scale"))), int(in_zp), out)
+        return out.reshape(x.shape).astype(out_dtype, copy=False)
+    axis = cm.normalize_axis(cm.require(channel_axis, "channel_axis"), x.ndim)
+    scales = np.asarray(channel_scales, dtype=np.float32).ravel()
+    if scales.size != x.shape[axis]:
+        raise ValueError(f"{scales.size} channel scales for dimension of size {x.shape[axis]}")
+    inner = int(np.prod(x.shape[axis + 1:], dtype=np.int64))
+    _dequantize_per_channel_core(np.ascontiguousarray(x).reshape(-1), scales, inner, out)
+    return out.reshape(x.shape).astype(out_dtype, copy=False)
+
+
+def requantize(x_q, *, in_scale, in_zp, out_scale, out_zp, out_dtype):
+    """Requantize uint8/int8 values to new parameters and/or type.
+
+    Returns
+    -------
+    ndarray of ``out_dtype``
+    """
+    x = np.asarray(x_q)
+    cm.check_dtype("input", x, (np.uint8, np.int8))
+    odt = cm.output_dtype(out_dtype, out_dtype)
+    m, s = quantize_multiplier(float(np.float32(in_scale)) / float(np.float32(out_scale)))
+    qmin, qmax = qrange(odt)
+    out = np.empty(x.size, dtype=odt)
+    _requantize_core(np.ascontiguousarray(x).reshape(-1), int(in_zp), m, s, int(out_zp),
+                     qmin, qmax, out)
+    return out.reshape(x.shape)
+
+
+@njit
+def _quantize_core(x, scale, zp, qmin, qmax, out):
+    low, high = np.float64(qmin - zp), np.float64(qmax - zp)
+    for i in range(x.size):
+        v = np.float64(x[i] / scale)  # float32 division, as TFLite
+        r = np.floor(np.abs(v) + 0.5)
+        if v < 0:
+            r = -r
+        if not r >= low:  # also catches NaN
+            r = low
+        elif r > high:
+            r = high
+        out[i] = np.int64(r) + zp
+    return out
+
+
+@njit
+def _dequantize_core(x, scale, zp, out):
+    for i in range(x.size):
+        out[i] = np.float32(scale * np.float64(np.int64(x[i]) - zp))
+    return out
+
+
+@njit
+def _dequantize_per_channel_core(x, scales, inner, out):
+    channels = scales.size
+    for i in range(x.size):
+        c = (i // inner) % channels
+        out[i] = np.float32(np.int64(x[i])) * scales[c]
+    return out
+
+
+@njit
+def _requantize_core(x, in_zp, m, s, out_zp, qmin, qmax, out):
+    for i in range(x.size):
+        v = multiply_by_quantized_multiplier(np.int64(x[i]) - in_zp, m, s) + out_zp
+        out[i] = min(max(v, qmin), qmax)
+    return out

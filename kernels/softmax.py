@@ -1,0 +1,146 @@
+"""SOFTMAX along any axis, float and 8-bit quantized; numba fast path.
+
+Quantized: TFLite's fixed-point reference kernel (``reference_ops::Softmax``, used by
+``BUILTIN_REF`` and by NNAPI's CPU path), bit-exact::
+
+    M, L = QuantizeMultiplierGreaterThanOne(min(beta * in_scale * 2**26, 2**31 - 1))
+    diff_min = -floor(31 * 2**26 / 2**L)                  # CalculateInputRadius(5, L)
+    per row: d = x - max(row); for d >= diff_min:
+        e = exp_on_negative_values(SRDHM(d << L, M))      # Q5.26 in, Q0.31 out
+        sum += RDBPOT(e, 12)                               # Q12.19
+    recip, bits = GetReciprocal(sum, 12)
+    out = RDBPOT(SRDHM(recip, e), bits + 23) + type_min    # d < diff_min -> type_min
+
+The output is on the fixed scale 1/256 with zero point 0 (uint8) / -128 (int8); ``out_scale`` /
+``out_zp`` are only checked. Float: TFLite's float reference (``exp((x - max) * beta)`` in
+float32, sequential float32 sum, divide).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from nnsim.kernels import _common as cm
+from nnsim.kernels._jit import njit
+from nnsim.kernels.fixed_point import (
+    exp_on_negative_values,
+    get_reciprocal,
+    multiply_by_quantized_multiplier_greater_than_one,
+    qrange,
+    quantize_multiplier_greater_than_one,
+    rounding_divide_by_pot,
+    saturating_rounding_doubling_high_mul,
+    wrap_int32,
+)
+
+__all__ = ["softmax", "softmax_params"]
+
+_SCALED_DIFF_INTEGER_BITS = 5
+_ACCUMULATION_INTEGER_BITS = 12
+
+
+def softmax(x, beta, *, axis=-1, in_scale=None, in_zp=0, out_scale=None, out_zp=0):
+    """Softmax ``exp(beta * x) / sum(exp(beta * x))`` along ``axis``.
+
+    Parameters
+    ----------
+    x : ndarray
+        float32 / float16 / uint8 / int8, any rank >= 1.
+    beta : float
+        Positive scaling of the logits.
+    axis : int
+        Reduction axis (negative counts from the end).
+    in_scale, in_zp
+        Input quantization (the zero point cancels out in ``x - max``).
+    out_scale, out_zp
+        Output quantization; must be 1/256 and the type minimum's complement (0 for uint8,
+        -128 for int8) when given.
+
+    Returns
+    -------
+    ndarray
+        Same shape and dtype as ``x``.
+    """
+    x = np.asarray(x)
+    if x.ndim < 1:
+        raise ValueError("softmax needs rank >= 1")
+    axis = cm.normalize_axis(axis, x.ndim)
+    moved = np.ascontiguousarray(np.moveaxis(x, axis, -1))
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.size else moved.reshape(0, 1)
+    if cm.is_quantized(x.dtype):
+        qmin, qmax = qrange(x.dtype)
+        if out_scale is not None and (abs(float(out_scale) - 1.0 / 256) > 1e-3 / 256
+                                      or int(out_zp) != (0 if qmin == 0 else -128)):
+            raise ValueError("quantized softmax output must have scale 1/256 and zero point "
+                             f"{0 if qmin == 0 else -128}")
+        m, left_shift, diff_min = softmax_params(beta, cm.require(in_scale, "in_scale"))
+        out = np.empty(rows.shape, dtype=x.dtype)
+        _softmax_quant_core(rows, m, left_shift, diff_min, qmin, qmax, out)
+    else:
+        cm.check_dtype("input", x, cm.FLOAT_DTYPES)
+        out = np.empty(rows.shape, dtype=np.float32)
+        _softmax_float_core(rows.astype(np.float32, copy=False), np.float32(beta), out)
+        out = out.astype(x.dtype, copy=False)
+    return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+def softmax_params(beta, in_scale):
+    """``(M, left_shift, diff_min)`` of TFLite ``PreprocessSoftmaxScaling`` +
+    ``CalculateInputRadius`` (5 integer bits, double-rounding build)."""
+    bits = _SCALED_DIFF_INTEGER_BITS
+    real = min(float(np.float32(beta)) * float(np.float32(in_scale)) * float(1 << (31 - bits)),
+               float((1 << 31) - 1))
+    m, left_shift = quantize_multiplier_greater_than_one(real)
+    radius = math.floor(((1 << bits) - 1) * float(1 << (31 - bits)) / float(1 << left_shift))
+    return m, left_shift, -int(radius)
+
+
+@njit
+def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
+    rows, depth = x.shape
+    for r in range(rows):
+        max_in_row = np.int64(x[r, 0])
+        for c in range(1, depth):
+            max_in_row = max(max_in_row, np.int64(x[r, c]))
+        sum_of_exps = np.int64(0)
+        for c in range(depth):
+            diff = np.int64(x[r, c]) - max_in_row
+            if diff >= diff_min:
+                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
+                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
+                # Rescale Q0.31 -> Q12.19 and accumulate with int32 wrap-around
+                sum_of_exps = wrap_int32(
+                    sum_of_exps + rounding_divide_by_pot(e, _ACCUMULATION_INTEGER_BITS)
+                )
+        recip, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
+        exponent = bits_over_unit + 31 - 8
+        for c in range(depth):
+            diff = np.int64(x[r, c]) - max_in_row
+            if diff >= diff_min:
+                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
+                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
+                unsat = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(recip, e),
+                                               exponent)
+                out[r, c] = min(max(unsat + qmin, qmin), qmax)
+            else:
+                out[r, c] = qmin
+    return out
+
+
+@njit
+def _softmax_float_core(x, beta, out):
+    rows, depth = x.shape
+    for r in range(rows):
+        max_in_row = x[r, 0]
+        for c in range(1, depth):
+            max_in_row = max(max_in_row, x[r, c])
+        total = np.float32(0.0)
+        for c in range(depth):
+            e = np.exp((x[r, c] - max_in_row) * beta)
+            out[r, c] = e
+            total += e
+        for c in range(depth):
+            out[r, c] = out[r, c] / total
+    return out
