@@ -286,9 +286,9 @@ def _parse_guarded(buf, path: str) -> TfliteModel:
             at = f"offset 0x{exc.offset:x}"
             where = f"{where}, {at}" if where else at
         raise ModelFileError(path, exc.what, where) from None
-    except (RecursionError, MemoryError, ValueError, TypeError, IndexError, KeyError,
-            OverflowError, struct.error, UnicodeDecodeError) as exc:
-        # Table checks every offset, so reaching this is a reader bug; still one clear error.
+    except Exception as exc:
+        # Table checks every offset first, so reaching this is a reader bug. The caller still
+        # gets one ModelFileError; the chained cause keeps the bug diagnosable.
         raise ModelFileError(path, f"malformed model ({type(exc).__name__}: {exc})") from exc
 
 

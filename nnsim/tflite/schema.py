@@ -101,9 +101,10 @@ def _schema_members(generated: type) -> dict[str, int]:
 
 # More than 200 operator codes and 120 option tables: take them from the schema package rather
 # than retyping them, so the enums cannot drift from the generated schema we parse against.
-BuiltinOperator = IntEnum("BuiltinOperator", _schema_members(_FbBuiltinOperator))
+BuiltinOperator = IntEnum("BuiltinOperator", _schema_members(_FbBuiltinOperator),
+                          module=__name__)
 BuiltinOperator.__doc__ = "``tflite::BuiltinOperator`` (schema.fbs values, e.g. CONV_2D = 3)."
-BuiltinOptions = IntEnum("BuiltinOptions", _schema_members(_FbBuiltinOptions))
+BuiltinOptions = IntEnum("BuiltinOptions", _schema_members(_FbBuiltinOptions), module=__name__)
 BuiltinOptions.__doc__ = "The ``tflite::BuiltinOptions`` union tag (0 = NONE)."
 
 # Operator codes above 127 do not fit the int8 ``deprecated_builtin_code``; files store this

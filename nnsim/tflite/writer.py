@@ -60,7 +60,7 @@ def write_model(model: TfliteModel) -> bytes:
     if total > _MAX_FLATBUFFER:
         raise ValueError(f"model data is {total} bytes; flatbuffers stop at 2 GB")
     b = flatbuffers.Builder(total + 65536)
-    buffers = [np.asarray(x, dtype=np.uint8).reshape(-1) for x in model.buffers]
+    buffers = [_byte_view(x) for x in model.buffers]
     if not buffers or buffers[0].size:
         raise ValueError("buffer 0 must exist and be empty (TFLite's sentinel)")
     metadata_refs = []
@@ -102,6 +102,13 @@ def write_model(model: TfliteModel) -> bytes:
         fb.ModelAddSignatureDefs(b, signatures_vec)
     b.Finish(fb.ModelEnd(b), file_identifier=FILE_IDENTIFIER)
     return bytes(b.Output())
+
+
+def _byte_view(data) -> np.ndarray:
+    """The bytes of ``data`` (bytes-like or any ndarray) as a flat uint8 array, no casting."""
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return np.frombuffer(data, np.uint8)
+    return np.ascontiguousarray(data).reshape(-1).view(np.uint8)
 
 
 def _offsets(b: flatbuffers.Builder, offsets: Sequence[int]) -> int:
@@ -291,8 +298,7 @@ class ModelWriter:
         """Append a buffer (little-endian bytes of ``data``); None or empty reuses buffer 0."""
         if data is None:
             return 0
-        raw = np.frombuffer(data, np.uint8) if isinstance(data, (bytes, bytearray)) else \
-            np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+        raw = _byte_view(data)
         if raw.size == 0:
             return 0
         raw = raw.copy()
@@ -313,11 +319,12 @@ class ModelWriter:
         buffer, view = 0, None
         if data is not None:
             dtype = NUMPY_DTYPES.get(ttype)
-            arr = np.asarray(data, dtype=dtype) if dtype is not None else np.asarray(data)
-            if dtype is not None and arr.size != int(np.prod(shape, dtype=np.int64)):
-                raise ValueError(f"tensor '{name}': data has {arr.size} elements, shape "
-                                 f"{shape} needs {int(np.prod(shape))}")
-            buffer = self.add_buffer(arr.astype(arr.dtype.newbyteorder("<"), copy=False))
+            if dtype is not None:  # else raw bytes: STRING, packed INT4, BFLOAT16 ...
+                data = np.asarray(data, dtype=dtype)  # NUMPY_DTYPES are little-endian
+                if data.size != int(np.prod(shape, dtype=np.int64)):
+                    raise ValueError(f"tensor '{name}': data has {data.size} elements, shape "
+                                     f"{shape} needs {int(np.prod(shape))}")
+            buffer = self.add_buffer(data)
             try:
                 view = typed_view(self._buffers[buffer], shape, ttype, buffer)
             except MalformedError as exc:

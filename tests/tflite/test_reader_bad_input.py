@@ -215,3 +215,14 @@ def test_unknown_dim_in_shape_is_refused_by_check_static():
 def test_constant_with_unknown_dim():
     err = read_error(write_model(replace_tensor(small_model(), 2, shape=(-1,))))
     assert "unknown dimension" in err.what and err.where == "tensor 2 'conv1/bias'"
+
+
+def test_sparse_tensor_is_refused():
+    blob = bytearray(write_model(small_model(input_signature=(1, 8, 8, 3))))
+    tensor = root(bytes(blob)).tables(2)[0].tables(0)[0]
+    vtable = tensor.pos - struct.unpack_from("<i", blob, tensor.pos)[0]
+    # Point the sparsity slot (6) at the shape field: reading must stop at "sparse".
+    shape_entry = struct.unpack_from("<H", blob, vtable + 4 + 2 * 0)[0]
+    struct.pack_into("<H", blob, vtable + 4 + 2 * 6, shape_entry)
+    err = read_error(bytes(blob))
+    assert "sparse" in err.what and err.where == "tensor 0 'input'"

@@ -2,6 +2,8 @@
 we wrote (options included), and read back identically."""
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -227,3 +229,13 @@ def test_writer_misuse_is_value_error():
     model = w.to_model()
     with pytest.raises(ValueError, match="buffer 0"):
         write_model(type(model)(**{**model.__dict__, "buffers": (np.ones(3, np.uint8),)}))
+
+
+def test_buffers_are_written_as_bytes_not_cast():
+    w = ModelWriter()
+    w.add_tensor("c", (2,), TensorType.FLOAT32, data=[1.5, -2.0])
+    model = w.to_model()
+    typed = dataclasses.replace(model, buffers=(model.buffers[0],
+                                                np.array([1.5, -2.0], np.float32)))
+    np.testing.assert_array_equal(read_model(write_model(typed)).main.tensors[0].data,
+                                  [1.5, -2.0])
