@@ -1,0 +1,5 @@
+import sys
+
+from nnsim.cli import main
+
+sys.exit(main())
