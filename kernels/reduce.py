@@ -8,13 +8,13 @@ default kernel outside its fast path) = ``reference_ops::QuantizedMeanOrSum``::
     out = clamp(MBQM(int32(sum(x) - in_zp * n), M', S') + out_zp)
 
 ``variant="optimized"``: the default TFLite CPU kernel, whose 4-D ``keep_dims`` mean over axes
-exactly (1, 2) (as given, e.g. a global average pool) uses ``optimized_ops::Mean``::
+resolving to {1, 2} (a global average pool) uses ``optimized_ops::Mean``::
 
     t = float32(in_zp * in_scale / out_scale);  bias = out_zp - int(t +/- 0.5)
     M, S = QuantizeMultiplier(float32(in_scale / (float32(H * W) * out_scale)))
     out = clamp(MBQM(sum(x), M, S) + bias)
 
-Float: sum / count (TFLite sums in float32; here float64 sums are rounded to float32).
+Float: float32 sum in input order divided by the float32 count (``reference_ops::Mean``).
 """
 
 from __future__ import annotations
@@ -87,9 +87,13 @@ def mean(x, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None, out_zp=0
     return out.reshape(out_shape)
 
 
-def is_mean_4d_fast_path(rank, raw_axes, keep_dims):
-    """TFLite's special case: 4-D input, keep_dims, axes given exactly as (1, 2) or (2, 1)."""
-    return bool(keep_dims) and rank == 4 and sorted(raw_axes) == [1, 2]
+def is_mean_4d_fast_path(rank, axes, keep_dims):
+    """TFLite's special case: 4-D input, keep_dims, axes resolving to exactly {1, 2}.
+
+    (Checked against LiteRT: negative and repeated axes count once they resolve to H, W.)
+    """
+    resolved = {int(a) % rank for a in axes} if rank else set()
+    return bool(keep_dims) and rank == 4 and resolved == {1, 2}
 
 
 def mean_params(in_scale, out_scale, count):
@@ -129,8 +133,8 @@ def _mean_quant_core(rows, zp_times_count, m, s, offset, qmin, qmax, out):
 def _mean_float_core(rows, out):
     n_rows, count = rows.shape
     for r in range(n_rows):
-        total = np.float64(0.0)
-        for i in range(count):
+        total = np.float32(0.0)
+        for i in range(count):  # float32, in input order, as reference_ops::Mean
             total += rows[r, i]
-        out[r] = total / max(count, 1)
+        out[r] = total / np.float32(max(count, 1))
     return out
