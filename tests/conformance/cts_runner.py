@@ -1,0 +1,253 @@
+"""Run the NNAPI conformance vectors (../shared/cts, format in its README) through nnsim.nnapi.
+
+Every model is built with the C-shaped API exactly as the CTS harness builds it, compiled for
+the nnapi-reference device alone, executed once, and compared with the AOSP TestHarness
+tolerances (nnapi-runtime.md 7.3). Used by test_conformance.py and by ``report.py``.
+"""
+from __future__ import annotations
+
+import gzip
+import json
+import logging
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from nnsim import nnapi as nn
+from nnsim.ops.registry import is_registered
+from nnsim.types import NUMPY_DTYPE, OperandType, OperationCode
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+CTS_DIR = SHARED / "cts"
+DEVICE_NAME = "nnapi-reference"
+PASS, FAIL, NOT_IMPLEMENTED = "pass", "fail", "not-implemented"
+_CONSTANT = ("CONSTANT_COPY", "CONSTANT_REFERENCE")
+_QUANT8 = {"TENSOR_QUANT8_ASYMM", "TENSOR_QUANT8_ASYMM_SIGNED", "TENSOR_QUANT8_SYMM",
+           "TENSOR_QUANT8_SYMM_PER_CHANNEL"}
+
+
+@dataclass
+class ModelResult:
+    spec: str            # "V1_0/conv_quant8"
+    name: str            # model name, e.g. "conv_quant8_all_inputs_as_internal"
+    ops: tuple           # operations under test (helper ADDs of *_as_internal variants dropped)
+    status: str
+    message: str = ""
+    missing: tuple = field(default_factory=tuple)
+
+
+def spec_files() -> list[Path]:
+    return sorted(CTS_DIR.glob("**/*.json.gz")) if CTS_DIR.is_dir() else []
+
+
+def spec_id(path: Path) -> str:
+    return f"{path.parent.name}/{path.name[:-len('.json.gz')]}"
+
+
+def load(path: Path) -> dict:
+    with gzip.open(path, "rt") as f:
+        return json.load(f)
+
+
+def _subgraphs(model: dict) -> list[dict]:
+    return [model["main"], *model.get("referenced", [])]
+
+
+def missing_ops(model: dict) -> tuple:
+    names = {op["type"] for g in _subgraphs(model) for op in g["operations"]}
+    return tuple(sorted(n for n in names if not (hasattr(OperationCode, n)
+                                                 and is_registered(OperationCode[n]))))
+
+
+def ops_under_test(model: dict) -> tuple:
+    names = {op["type"] for g in _subgraphs(model) for op in g["operations"]}
+    if "all_inputs_as_internal" in model["name"] and len(names) > 1:
+        names.discard("ADD")  # the variant feeds every input through ADD(x, 0)
+    return tuple(sorted(names))
+
+
+class _Errors(logging.Handler):
+    """Keeps the last error lines the runtime logged (the reason behind a result code)."""
+
+    def __init__(self):
+        super().__init__(logging.ERROR)
+        self.lines: list[str] = []
+
+    def emit(self, record):
+        self.lines = (self.lines + [record.getMessage()])[-3:]
+
+
+_ERRORS = _Errors()
+logging.getLogger("nnsim.logcat").addHandler(_ERRORS)
+_DEVICE = []
+
+
+def reference_device():
+    if not _DEVICE:
+        code, n = nn.ANeuralNetworks_getDeviceCount()
+        assert code == nn.ANEURALNETWORKS_NO_ERROR, code
+        for i in range(n):
+            _, dev = nn.ANeuralNetworks_getDevice(i)
+            if nn.ANeuralNetworksDevice_getName(dev)[1] == DEVICE_NAME:
+                _DEVICE.append(dev)
+                break
+        else:
+            raise RuntimeError(f"no device named {DEVICE_NAME}")
+    return _DEVICE[0]
+
+
+class _CallFailed(Exception):
+    pass
+
+
+def _check(code, what: str):
+    if code != nn.ANEURALNETWORKS_NO_ERROR:
+        reason = "; ".join(_ERRORS.lines) or "no log line"
+        raise _CallFailed(f"{what} returned {code} ({reason})")
+
+
+def _dtype(type_name: str) -> np.dtype:
+    return np.dtype(NUMPY_DTYPE[OperandType[type_name]])
+
+
+def _array(operand: dict) -> np.ndarray:
+    data = np.asarray(operand["data"], dtype=_dtype(operand["type"]))
+    dims = operand["dimensions"]
+    return data.reshape(dims) if dims and int(np.prod(dims)) == data.size else data
+
+
+def _build(model: dict):
+    g = model["main"]
+    code, m = nn.ANeuralNetworksModel_create()
+    _check(code, "ANeuralNetworksModel_create")
+    for idx, o in enumerate(g["operands"]):
+        otype = nn.ANeuralNetworksOperandType(getattr(nn, "ANEURALNETWORKS_" + o["type"]),
+                                              o["dimensions"], o["scale"], o["zero_point"])
+        _check(nn.ANeuralNetworksModel_addOperand(m, otype), f"addOperand {idx}")
+        if o["channel_quant"]:
+            cq = nn.ANeuralNetworksSymmPerChannelQuantParams(o["channel_quant"]["channel_dim"],
+                                                             o["channel_quant"]["scales"])
+            _check(nn.ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(m, idx, cq),
+                   f"setOperandSymmPerChannelQuantParams {idx}")
+        if o["lifetime"] in _CONSTANT:
+            _check(nn.ANeuralNetworksModel_setOperandValue(m, idx, _array(o)),
+                   f"setOperandValue {idx}")
+        elif o["lifetime"] == "NO_VALUE":
+            _check(nn.ANeuralNetworksModel_setOperandValue(m, idx, None), f"omit operand {idx}")
+    for k, op in enumerate(g["operations"]):
+        _check(nn.ANeuralNetworksModel_addOperation(m, getattr(nn, "ANEURALNETWORKS_" +
+                                                               op["type"]),
+                                                    op["inputs"], op["outputs"]),
+               f"addOperation {k} ({op['type']})")
+    _check(nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, g["input_indexes"],
+                                                            g["output_indexes"]),
+           "identifyInputsAndOutputs")
+    if model["is_relaxed"]:
+        _check(nn.ANeuralNetworksModel_relaxComputationFloat32toFloat16(m, True),
+               "relaxComputationFloat32toFloat16")
+    _check(nn.ANeuralNetworksModel_finish(m), "ANeuralNetworksModel_finish")
+    return m
+
+
+def _execute(model: dict, m) -> list[np.ndarray]:
+    g = model["main"]
+    code, comp = nn.ANeuralNetworksCompilation_createForDevices(m, [reference_device()])
+    _check(code, "ANeuralNetworksCompilation_createForDevices")
+    _check(nn.ANeuralNetworksCompilation_finish(comp), "ANeuralNetworksCompilation_finish")
+    code, ex = nn.ANeuralNetworksExecution_create(comp)
+    _check(code, "ANeuralNetworksExecution_create")
+    for i, idx in enumerate(g["input_indexes"]):
+        o = g["operands"][idx]
+        buf = None if o["data"] is None else _array(o)
+        _check(nn.ANeuralNetworksExecution_setInput(ex, i, None, buf), f"setInput {i}")
+    outputs = []
+    for i, idx in enumerate(g["output_indexes"]):
+        o = g["operands"][idx]
+        want = _array(o)
+        outputs.append(np.zeros(want.shape, dtype=want.dtype))
+        _check(nn.ANeuralNetworksExecution_setOutput(ex, i, None, outputs[-1]), f"setOutput {i}")
+    _check(nn.ANeuralNetworksExecution_compute(ex), "ANeuralNetworksExecution_compute")
+    return outputs
+
+
+def _tolerance(model: dict, type_name: str) -> tuple[float, float]:
+    """(atol, rtol) of AOSP TestHarness for one output operand type."""
+    if type_name in ("TENSOR_FLOAT32", "TENSOR_FLOAT16"):
+        has_f16 = any(o["type"] in ("TENSOR_FLOAT16", "FLOAT16")
+                      for g in _subgraphs(model) for o in g["operands"])
+        if model["is_relaxed"] or has_f16:
+            return 5 * 2.0 ** -10, 5 * 2.0 ** -10
+        return 1e-5, 5 * 2.0 ** -23
+    if type_name in _QUANT8:
+        return (3.0 if "mobilenet" in model["name"] else 1.0), 0.0
+    if type_name == "TENSOR_BOOL8":
+        return 0.0, 0.0
+    return 1.0, 0.0  # TENSOR_INT32, TENSOR_QUANT16_*
+
+
+def compare(model: dict, outputs: list[np.ndarray]) -> str | None:
+    """None when every non-ignored output is within tolerance, else a description."""
+    g = model["main"]
+    for i, (idx, got) in enumerate(zip(g["output_indexes"], outputs)):
+        o = g["operands"][idx]
+        if o["is_ignored"]:
+            continue
+        want = _array(o).astype(np.float64).ravel()
+        got64 = got.astype(np.float64).ravel()
+        if not np.all(np.isfinite(got64)):
+            return f"output {i} has NaN or Inf"
+        if got64.shape != want.shape:
+            return f"output {i} has {got64.size} values, expected {want.size}"
+        atol, rtol = _tolerance(model, o["type"])
+        bad = np.abs(got64 - want) > atol + rtol * np.abs(want)
+        if bad.any():
+            k = int(np.argmax(bad))
+            return (f"output {i}: {int(bad.sum())}/{bad.size} values out of tolerance "
+                    f"(atol {atol:g}, rtol {rtol:g}); first at {k}: got {got64[k]:g}, "
+                    f"want {want[k]:g}")
+    return None
+
+
+def run_model(spec: str, model: dict) -> ModelResult:
+    result = ModelResult(spec, model["name"], ops_under_test(model), PASS)
+    missing = missing_ops(model)
+    if missing:
+        result.status, result.missing = NOT_IMPLEMENTED, missing
+        result.message = "not implemented: " + ", ".join(missing)
+        return result
+    _ERRORS.lines = []
+    try:
+        outputs = _execute(model, _build(model))
+    except _CallFailed as e:
+        if not model["expect_failure"]:
+            result.status, result.message = FAIL, str(e)
+        return result
+    if model["expect_failure"]:
+        result.status, result.message = FAIL, "expected a failure, but the model ran"
+        return result
+    problem = compare(model, outputs)
+    if problem:
+        result.status, result.message = FAIL, problem
+    return result
+
+
+def run_spec(path: Path) -> list[ModelResult]:
+    return [run_model(spec_id(path), model) for model in load(path)["models"]]
+
+
+def summary_table(results: list[ModelResult]) -> str:
+    """Per operation: models passing, failing, and not implemented (each model counts once
+    under every operation it tests)."""
+    per_op: dict[str, Counter] = defaultdict(Counter)
+    for r in results:
+        for op in r.ops:
+            per_op[op][r.status] += 1
+    lines = [f"{'operation':<30} {'pass':>6} {'fail':>6} {'not-impl':>9}"]
+    for op in sorted(per_op):
+        c = per_op[op]
+        lines.append(f"{op:<30} {c[PASS]:>6} {c[FAIL]:>6} {c[NOT_IMPLEMENTED]:>9}")
+    total = Counter(r.status for r in results)
+    lines.append(f"{'models':<30} {total[PASS]:>6} {total[FAIL]:>6} {total[NOT_IMPLEMENTED]:>9}")
+    return "\n".join(lines)
