@@ -5,7 +5,7 @@ import pytest
 from nnsim.errors import OperationValidationError, OpFailedError
 from nnsim.types import FL1, FL3, FL4, OperationCode as C
 
-from ophelp import build, f16, f32, feature_level, i32t, q8, run1, s8
+from .ophelp import build, f16, f32, feature_level, i32t, q8, run1, s8
 
 X = [-3, -1, -0.5, 0, 0.5, 1, 3, 7]
 FLOAT_CASES = {

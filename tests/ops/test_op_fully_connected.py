@@ -5,7 +5,7 @@ import pytest
 from nnsim.errors import OperationValidationError
 from nnsim.types import FL1, FL3, FL4, OperationCode as C
 
-from ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8
+from .ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8
 
 
 def test_float_spec_example():

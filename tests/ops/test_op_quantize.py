@@ -5,7 +5,7 @@ import pytest
 from nnsim.errors import OperationValidationError
 from nnsim.types import FL1, FL3, FL4, OperandType as T, OperationCode as C
 
-from ophelp import build, f16, f32, feature_level, i32t, q8, run1, s8, tensor
+from .ophelp import build, f16, f32, feature_level, i32t, q8, run1, s8, tensor
 
 
 def test_quantize_uint8():

@@ -5,7 +5,7 @@ import pytest
 from nnsim.errors import OperationValidationError, OpFailedError
 from nnsim.types import FL1, FL2, FL3, FL4, FL6, OperationCode as C
 
-from ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8, tensor
+from .ophelp import build, f16, f32, feature_level, fl32, i32, i32t, q8, run1, s8, tensor
 
 
 # -- RESHAPE -----------------------------------------------------------------------------------
@@ -81,14 +81,9 @@ def test_concatenation_feature_levels_and_rejections():
     with pytest.raises(OperationValidationError):  # mixed input types
         build(C.CONCATENATION, [f32([2]), f16([2]), i32(0)], [f32([4])])
     with pytest.raises(OperationValidationError):  # axis must be INT32
-        build(C.CONCATENATION, [f32([2]), f32([2]), fl_axis()], [f32([4])])
+        build(C.CONCATENATION, [f32([2]), f32([2]), fl32(0.0)], [f32([4])])
     with pytest.raises(OperationValidationError):  # only one input
         build(C.CONCATENATION, [i32(0)], [f32([4])])
-
-
-def fl_axis():
-    from ophelp import fl32
-    return fl32(0.0)
 
 
 @pytest.mark.parametrize("axis", [-1, 2])

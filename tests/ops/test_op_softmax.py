@@ -5,7 +5,7 @@ import pytest
 from nnsim.errors import OperationValidationError, OpFailedError
 from nnsim.types import FL1, FL3, FL4, OperationCode as C
 
-from ophelp import build, f16, f32, feature_level, fl16, fl32, i32, q8, run1, s8
+from .ophelp import build, f16, f32, feature_level, fl16, fl32, i32, q8, run1, s8
 
 ONE_256 = 1.0 / 256
 
