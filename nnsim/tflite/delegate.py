@@ -1,0 +1,409 @@
+"""The TFLite NNAPI delegate: ``StatefulNnApiDelegate::DoPrepare`` and ``NNAPIDelegateKernel``.
+
+Spec: tflite-nnapi-delegate.md sections 1, 6.1-6.7. ``NnApiDelegate.prepare(model)`` decides
+which TFLite nodes go to NNAPI (Validate per node, device selection, the devices'
+getSupportedOperationsForDevices, PartitionGraphIntoIndependentNodeSubsets,
+LimitDelegatedPartitions), logs "Replacing N out of M node(s) ...", and returns the new
+execution plan: TFLite nodes that stay on the CPU and one delegate kernel per delegated
+partition. Every refused node keeps its reasons for ``nnsim explain``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnsim.errors import NnapiError
+from nnsim.runtime.compilation import CompilationBuilder
+from nnsim.runtime.devices import get_device_manager
+from nnsim.runtime.execution import Execution
+from nnsim.runtime.model import RUNTIME_FEATURE_LEVEL
+from nnsim.runtime.properties import getprop_int, register_property
+from nnsim.tflite import tflog
+from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
+                                    partition_graph_into_independent_node_subsets)
+from nnsim.types import ResultCode
+
+NNAPI_CPU = "nnapi-reference"
+DELEGATE_NAME = "TfLiteNnapiDelegate"
+MIN_SDK_NNAPI, MIN_SDK_NNAPI12, MIN_SDK_NNAPI13 = 27, 29, 30
+SDK_PROPERTY = "ro.build.version.sdk"
+register_property(SDK_PROPERTY, "31", "Emulated Android SDK version (27..31+): what the TFLite "
+                                      "NNAPI delegate reads as android_sdk_version")
+
+
+class DelegateError(Exception):
+    """Applying the delegate failed (the interpreter restores the original plan)."""
+
+
+@dataclass
+class NnApiDelegateOptions:
+    """``StatefulNnApiDelegate::Options`` with the library defaults (6.1)."""
+    execution_preference: int = -1
+    accelerator_name: str | None = None
+    cache_dir: str | None = None
+    model_token: str | None = None
+    disallow_nnapi_cpu: bool = True
+    max_number_delegated_partitions: int = 3
+    allow_fp16: bool = False
+    execution_priority: int = 100
+    max_compilation_timeout_duration_ns: int = 0
+    max_execution_timeout_duration_ns: int = 0
+    max_execution_loop_timeout_duration_ns: int = 0
+    allow_dynamic_dimensions: bool = False
+    use_burst_computation: bool = False
+    # nnsim: the emulated ``ro.build.version.sdk``; None reads the property (board profile).
+    android_sdk_version: int | None = None
+
+
+@dataclass
+class NodeDecision:
+    """Why a node was or was not delegated (for ``nnsim explain``)."""
+    node: int
+    op_name: str
+    validation_failures: list = field(default_factory=list)
+    device_refusal: str = ""
+    delegated: bool = False
+    dropped_by_partition_limit: bool = False
+
+
+@dataclass
+class DelegationResult:
+    """The execution plan after delegation: items are ``("node", i)`` or ``("delegate", k)``."""
+    plan: list
+    kernels: list
+    nodes_replaced: int
+    nodes_total: int
+    partitions: int
+    decisions: dict
+    target_feature_level: int
+    devices: list
+    log_lines: list
+
+
+class NnApiDelegateKernel:
+    """One delegated partition: its NNAPI model, compilation and execution (NNAPIDelegateKernel)."""
+
+    def __init__(self, delegate: "NnApiDelegate", model, subgraph_index: int, nodes: list,
+                 input_tensors: list, output_tensors: list, node_index: int, converted=None):
+        self.delegate, self.model, self.subgraph_index = delegate, model, subgraph_index
+        self.nodes, self.input_tensors, self.output_tensors = nodes, input_tensors, output_tensors
+        self.node_index = node_index          # index of the delegate node in the new plan
+        self.converted = converted
+        self.compilation = None
+        self.last_execution = None
+
+    def init(self, target_feature_level: int) -> None:
+        if self.converted is None:
+            self.converted = self.delegate._convert(self.model, self.subgraph_index, self.nodes,
+                                                    self.input_tensors, self.output_tensors,
+                                                    target_feature_level)
+
+    def prepare(self) -> None:
+        opts, devices = self.delegate.options, self.delegate.target_devices
+        nnapi_model = self.converted.nnapi_model
+        try:
+            if devices:
+                comp = CompilationBuilder.create_for_devices(nnapi_model, devices)
+            else:
+                comp = CompilationBuilder(nnapi_model)
+            if opts.execution_preference >= 0:
+                comp.set_preference(opts.execution_preference)
+            if opts.cache_dir and opts.model_token and self.delegate.sdk >= MIN_SDK_NNAPI12:
+                comp.set_caching(opts.cache_dir, self._cache_token())
+            if self.delegate.sdk >= MIN_SDK_NNAPI13:
+                comp.set_priority(opts.execution_priority)
+                if opts.max_compilation_timeout_duration_ns and devices and len(devices) == 1:
+                    comp.set_timeout(opts.max_compilation_timeout_duration_ns)
+            comp.finish()
+        except NnapiError as e:
+            tflog.log(logging.ERROR, f"NN API returned error {ResultCode(e.result_code).name} "
+                                     f"at line 0 while completing NNAPI compilation.")
+            tflog.log(logging.ERROR, f"Node number {self.node_index} ({DELEGATE_NAME}) failed "
+                                     f"to prepare.")
+            raise DelegateError(str(e)) from e
+        self.compilation = comp
+
+    def _cache_token(self) -> bytes:
+        # Upstream tiles the partition's 64-bit fingerprint; any stable 32 bytes derived from
+        # the user token and the partition serve the same purpose.
+        key = f"{self.delegate.options.model_token}:{self.nodes}".encode()
+        return hashlib.sha256(key).digest()
+
+    def invoke(self, values: dict) -> None:
+        """Read the partition inputs from ``values`` (tensor -> array) and write its outputs."""
+        conv = self.converted
+        ex = Execution(self.compilation)
+        for k, t in enumerate(conv.model_input_tensors):
+            ex.set_input(k, None, _convert_in(values[t], conv.input_conversions.get(t)))
+        outs = []
+        for k, t in enumerate(conv.model_output_tensors):
+            operand = conv.nnapi_model.operands[conv.nnapi_model.output_indexes[k]]
+            buf = np.zeros(tuple(operand.dimensions), operand.dtype())
+            ex.set_output(k, None, buf)
+            outs.append(buf)
+        try:
+            ex.compute()
+        except NnapiError as e:
+            tflog.log(logging.ERROR, f"NN API returned error {ResultCode(e.result_code).name} "
+                                     f"at line 0 while running computation.")
+            tflog.log(logging.ERROR, f"Node number {self.node_index} ({DELEGATE_NAME}) failed "
+                                     f"to invoke.")
+            raise
+        self.last_execution = ex
+        for t, buf in zip(conv.model_output_tensors, outs):
+            values[t] = _convert_out(buf, conv.output_conversions.get(t))
+
+
+def _convert_in(value, conversion):
+    if conversion == "int8_to_uint8":
+        return (np.asarray(value).astype(np.int16) + 128).astype(np.uint8)
+    return value
+
+
+def _convert_out(value, conversion):
+    if conversion == "uint8_to_int8":
+        return (value.astype(np.int16) - 128).astype(np.int8)
+    return value
+
+
+class NnApiDelegate:
+    """``tflite::StatefulNnApiDelegate``. Options as keyword arguments or an options object."""
+
+    def __init__(self, options: NnApiDelegateOptions | None = None, **kwargs):
+        self.options = options or NnApiDelegateOptions()
+        for key, value in kwargs.items():
+            if not hasattr(self.options, key):
+                raise ValueError(f"unknown NNAPI delegate option {key!r}")
+            setattr(self.options, key, value)
+        self.target_devices: list = []
+        self.result: DelegationResult | None = None
+        tflog.log(logging.INFO, "Created TensorFlow Lite delegate for NNAPI.", once=True)
+
+    @property
+    def sdk(self) -> int:
+        if self.options.android_sdk_version is not None:
+            return int(self.options.android_sdk_version)
+        return getprop_int(SDK_PROPERTY, 31)
+
+    def runtime_feature_level(self) -> int:
+        """``ANeuralNetworks_getRuntimeFeatureLevel()`` when present (SDK >= 31), else the SDK."""
+        return int(RUNTIME_FEATURE_LEVEL) if self.sdk >= 31 else self.sdk
+
+    def _should_use_target_devices(self, exclude_nnapi_reference: bool = False) -> bool:
+        name = self.options.accelerator_name
+        if exclude_nnapi_reference and name is not None and name == NNAPI_CPU:
+            return False
+        return (self.options.disallow_nnapi_cpu and self.sdk >= MIN_SDK_NNAPI12) or \
+            name is not None
+
+    def _convert(self, model, subgraph_index, nodes, inputs, outputs, target_feature_level):
+        from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
+        opts = ConvertOptions(target_feature_level=target_feature_level,
+                              android_sdk_version=self.sdk, allow_fp16=self.options.allow_fp16)
+        return build_nnapi_model(model, subgraph_index, list(nodes), list(inputs), list(outputs),
+                                 opts)
+
+    # -- DoPrepare ---------------------------------------------------------------------------------
+    def prepare(self, model, subgraph_index: int = 0) -> DelegationResult | None:
+        """Apply the delegate to one subgraph; None when nothing is delegated."""
+        from nnsim.tflite.validate import validate_node
+        sg = model.subgraphs[subgraph_index]
+        plan = list(range(len(sg.operators)))
+        sdk = self.sdk
+        if sdk < MIN_SDK_NNAPI:
+            return None
+        target_fl = sdk
+        all_devices = get_device_manager().get_devices()
+        self.target_devices = []
+        if sdk >= MIN_SDK_NNAPI12:
+            if self._should_use_target_devices():
+                devices = self._get_target_devices(all_devices)
+                if not devices:
+                    return None
+                self.target_devices = devices
+                target_fl = self._target_feature_level(devices)
+            elif len(all_devices) <= 1:
+                return None
+        is_accelerator_specified = self._should_use_target_devices(exclude_nnapi_reference=True)
+        decisions = {}
+        supported = []
+        for n in plan:
+            op = sg.operators[n]
+            failures = validate_node(model, sg, n, target_fl, is_accelerator_specified)
+            decisions[n] = NodeDecision(n, op.name, list(failures))
+            if not failures:
+                supported.append(n)
+        self._decisions = decisions
+        if not supported:
+            return self._result(plan, [], 0, len(plan), 1 if plan else 0, decisions, target_fl)
+        cached = self._load_cached_nodes(model)
+        prebuilt = {}
+        if cached is not None:
+            nodes_to_delegate = cached
+        elif is_accelerator_specified and sdk >= MIN_SDK_NNAPI12:
+            nodes_to_delegate, prebuilt = self._nodes_supported_by_accelerator(
+                model, subgraph_index, plan, supported, target_fl, decisions)
+        else:
+            nodes_to_delegate = supported
+        partitions = [s for s in self._preview(sg, plan, nodes_to_delegate)
+                      if s.type == PARTITION]
+        limited = limit_delegated_partitions(self.options.max_number_delegated_partitions,
+                                             partitions, nodes_to_delegate)
+        for n in set(nodes_to_delegate) - set(limited):
+            decisions[n].dropped_by_partition_limit = True
+        nodes_to_delegate = limited
+        self._save_cached_nodes(model, nodes_to_delegate)
+        if not nodes_to_delegate:
+            return self._result(plan, [], 0, len(plan), 1, decisions, target_fl)
+        return self._replace_node_subsets(model, subgraph_index, plan, nodes_to_delegate,
+                                          decisions, target_fl, prebuilt)
+
+    def _get_target_devices(self, all_devices) -> list:
+        name = self.options.accelerator_name
+        if name is not None:
+            for d in all_devices:
+                if d.name == name:
+                    return [d]
+            names = ",".join(d.name for d in all_devices)
+            message = (f"Could not find the specified NNAPI accelerator: {name}. Must be one "
+                       f"of: {{{names}}}.")
+            tflog.log(logging.ERROR, message)
+            raise DelegateError(message)
+        return [d for d in all_devices if d.name != NNAPI_CPU]
+
+    def _target_feature_level(self, devices) -> int:
+        runtime_fl = self.runtime_feature_level()
+        device_max = max(min(int(RUNTIME_FEATURE_LEVEL), int(d.feature_level)) for d in devices)
+        if 0 < device_max < runtime_fl:
+            tflog.log(logging.DEBUG, f"Changing NNAPI Feature Level {runtime_fl} to supported "
+                                     f"by target devices: {device_max}")
+            return device_max
+        return runtime_fl
+
+    @staticmethod
+    def _preview(sg, plan, nodes):
+        def node_io(n):
+            op = sg.operators[n]
+            return op.inputs, op.outputs
+        return partition_graph_into_independent_node_subsets(
+            plan, node_io, nodes, sg.outputs, len(sg.tensors))
+
+    def _nodes_supported_by_accelerator(self, model, subgraph_index, plan, supported,
+                                        target_fl, decisions):
+        """``GetNodesSupportedByAccelerator`` (6.3)."""
+        from nnsim.nnapi import ANeuralNetworksModel_getSupportedOperationsForDevices as ask
+        sg = model.subgraphs[subgraph_index]
+        result, prebuilt = [], {}
+        for part in self._preview(sg, plan, supported):
+            if part.type != PARTITION:
+                continue
+            converted = self._convert(model, subgraph_index, part.nodes, part.input_tensors,
+                                      part.output_tensors, target_fl)
+            code, ops_ok = ask(converted.nnapi_model, self.target_devices)
+            if code != ResultCode.NO_ERROR:
+                raise DelegateError(f"getSupportedOperationsForDevices failed with {code}")
+            node_ok = {n: True for n in part.nodes}
+            reasons = _device_reasons(converted, self.target_devices)
+            for k, ok in enumerate(ops_ok):
+                n = converted.nnapi_to_tflite_node[k]
+                if not ok:
+                    node_ok[n] = False
+                    if not decisions[n].device_refusal:
+                        decisions[n].device_refusal = reasons.get(k, "refused by the device")
+            kept = [n for n in part.nodes if node_ok[n]]
+            if len(kept) == len(part.nodes):
+                prebuilt[part.nodes[0]] = converted
+            result.extend(kept)
+        return sorted(result, key=plan.index), prebuilt
+
+    def _replace_node_subsets(self, model, subgraph_index, plan, nodes_to_delegate, decisions,
+                              target_fl, prebuilt):
+        sg = model.subgraphs[subgraph_index]
+        subsets = self._preview(sg, plan, nodes_to_delegate)
+        line = (f"Replacing {len(nodes_to_delegate)} out of {len(plan)} node(s) with delegate "
+                f"({DELEGATE_NAME}) node, yielding {len(subsets)} partitions for the whole graph.")
+        tflog.log(tflog.VERBOSE, line)
+        new_plan, kernels = [], []
+        next_node = len(sg.operators)
+        for s in subsets:
+            if s.type != PARTITION:
+                new_plan.extend(("node", n) for n in s.nodes)
+                continue
+            kernel = NnApiDelegateKernel(self, model, subgraph_index, s.nodes, s.input_tensors,
+                                         s.output_tensors, next_node,
+                                         prebuilt.get(s.nodes[0]))
+            next_node += 1
+            new_plan.append(("delegate", len(kernels)))
+            kernels.append(kernel)
+            for n in s.nodes:
+                decisions[n].delegated = True
+        try:
+            for kernel in kernels:
+                kernel.init(target_fl)
+                kernel.prepare()
+        except (NnapiError, DelegateError) as e:
+            tflog.log(logging.ERROR, "Restored original execution plan after delegate "
+                                     "application failure.")
+            raise DelegateError(str(e)) from e
+        return self._result(new_plan, kernels, len(nodes_to_delegate), len(plan), len(subsets),
+                            decisions, target_fl, [line])
+
+    def _result(self, plan, kernels, replaced, total, partitions, decisions, target_fl,
+                lines=()):
+        items = plan if plan and isinstance(plan[0], tuple) else [("node", n) for n in plan]
+        self.result = DelegationResult(items, kernels, replaced, total, partitions, decisions,
+                                       target_fl, list(self.target_devices), list(lines))
+        return self.result
+
+    # -- serialization cache (cache_dir + model_token, key "nnapi_" + accelerator) ----------------
+    def _cache_path(self, model):
+        o = self.options
+        if not (o.cache_dir and o.model_token) or self.sdk < MIN_SDK_NNAPI12:
+            return None
+        key = f"nnapi_{o.accelerator_name or ''}:{o.model_token}:{len(model.main.operators)}"
+        name = hashlib.sha256(key.encode()).hexdigest()[:32] + ".nodes.json"
+        return os.path.join(o.cache_dir, name)
+
+    def _load_cached_nodes(self, model):
+        path = self._cache_path(model)
+        if path and os.path.exists(path):
+            try:
+                with open(path) as f:
+                    nodes = json.load(f)
+                if isinstance(nodes, list) and all(isinstance(n, int) for n in nodes):
+                    return nodes
+            except (OSError, ValueError):
+                pass
+        return None
+
+    def _save_cached_nodes(self, model, nodes) -> None:
+        path = self._cache_path(model)
+        if not path:
+            return
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(list(nodes), f)
+        except OSError:
+            tflog.log(logging.WARNING, "Could not save delegated nodes")
+
+
+def _device_reasons(converted, devices) -> dict:
+    """NNAPI op index -> the first device's refusal reason, for explain."""
+    reasons = {}
+    model = converted.nnapi_model
+    for d in devices:
+        try:
+            decisions = d.supported_operations_with_reasons(model)
+        except Exception:  # a driver bug must not hide the delegate's answer
+            continue
+        for sorted_index, dec in enumerate(decisions):
+            original = model.sorted_to_original[sorted_index]
+            if not dec.supported and original not in reasons:
+                reasons[original] = f"{d.name}: {dec.reason}"
+    return reasons
