@@ -1,0 +1,944 @@
+"""The NNAPI delegate's per-node check: ``NNAPIDelegateKernel::Validate``.
+
+Reference: docs/reference/tflite-nnapi-delegate.md section 5 (upstream
+``tensorflow/lite/delegates/nnapi/nnapi_delegate.cc``, LiteRT snapshot of section 0).
+
+``validate_node(model, subgraph, node_index, target_feature_level, is_accelerator_specified)``
+returns the list of failures; an empty list means the delegate accepts the node. As upstream,
+every check of an op runs and failures accumulate (5); the feature level is compared as a plain
+int (27..31, then 1000006+ for FL6..FL8, 2.1). Helper quirks kept on purpose (5.1):
+
+* ``ExpectMaxOpVersion`` and ``ExpectOpVersion`` both test ``version <= N``;
+* the "Is...Operator" type checks look only at input 0;
+* "quantized" means uint8 or int8 (int16 is not);
+* quantization scale / zero point are the *legacy* per-tensor params, 0 / 0 for per-channel.
+
+Ops of the 5.2 table are implemented, plus the few simple upstream ops that
+``nnsim.tflite.convert`` can also map (FLOOR, SIN, COS, NEG, logical ops, LRN, FILL, ...).
+Everything else, CUSTOM ops included, fails with kUnsupportedOperator. The recurrent ops
+(LSTM, RNN, SVDF, sequence ops, LSH_PROJECTION), which upstream validates and maps but nnsim
+does not convert, are refused the same way, so that nothing accepted here fails to convert.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import IntEnum
+
+import numpy as np
+
+from nnsim.tflite.schema import ActivationFunctionType as Act
+from nnsim.tflite.schema import BuiltinOperator as B
+from nnsim.tflite.schema import TensorType as TT
+
+__all__ = [
+    "NNAPIValidationFailureType", "ValidationFailure", "validate_node", "is_node_supported",
+    "legacy_quant_params", "is_hybrid_operator",
+    "SDK_NNAPI10", "SDK_NNAPI11", "SDK_NNAPI12", "SDK_NNAPI13", "FL5", "FL6", "FL7", "FL8",
+]
+
+# 2.1: kMinSdkVersionForNNAPI{,11,12,13}, kNNAPIRuntimeFeatureLevel{5..8}.
+SDK_NNAPI10, SDK_NNAPI11, SDK_NNAPI12, SDK_NNAPI13 = 27, 28, 29, 30
+FL5, FL6, FL7, FL8 = 31, 1000006, 1000007, 1000008
+
+_QUANT = (TT.UINT8, TT.INT8)
+_INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
+
+
+class NNAPIValidationFailureType(IntEnum):
+    """5.1, exact names and values (``nnapi_delegate_kernel.h``)."""
+
+    kUnsupportedOperator = 0
+    kUnsupportedAndroidVersion = 1
+    kUnsupportedOperatorVersion = 2
+    kUnsupportedInputType = 3
+    kNotRestrictedScaleCompliant = 4
+    kUnsupportedOutputType = 5
+    kUnsupportedOperandSize = 6
+    kUnsupportedOperandValue = 7
+    kUnsupportedHybridOperator = 8
+    kUnsupportedQuantizationType = 9
+    kMissingRequiredOperand = 10
+    kUnsupportedOperandRank = 11
+    kInputTensorShouldHaveConstantShape = 12
+    kUnsupportedOperatorVariant = 13
+    kNoActivationExpected = 14
+    kUnsupportedQuantizationParameters = 15
+
+
+F = NNAPIValidationFailureType
+
+
+@dataclass(frozen=True)
+class ValidationFailure:
+    type: NNAPIValidationFailureType
+    message: str
+
+
+def legacy_quant_params(tensor) -> tuple[float, int]:
+    """TfLiteTensor.params: (scale, zero point) of single-scale affine quantization, else 0/0
+    (3.2 notes: per-channel tensors have the legacy scale 0)."""
+    q = tensor.quantization
+    if q is None or len(q.scales) != 1:
+        return 0.0, 0
+    return float(q.scales[0]), int(q.zero_points[0])
+
+
+def is_hybrid_operator(subgraph, op) -> bool:
+    """IsHybridOperator (3.1): CONV_2D / FULLY_CONNECTED, float32 input, quantized weights."""
+    if op.builtin not in (B.CONV_2D, B.FULLY_CONNECTED) or len(op.inputs) < 2:
+        return False
+    x, w = op.inputs[0], op.inputs[1]
+    if x < 0 or w < 0:
+        return False
+    ts = subgraph.tensors
+    return ts[x].type == TT.FLOAT32 and ts[w].type in _QUANT
+
+
+class _Ctx:
+    """One Validate call: the node, the feature level and the accumulated failures."""
+
+    def __init__(self, subgraph, op, fl: int, acc: bool):
+        self.sg, self.op, self.fl, self.acc = subgraph, op, fl, acc
+        self.version, self.opts = op.version, op.options
+        self.failures: list[ValidationFailure] = []
+
+    # -- node access ---------------------------------------------------------------------------
+    @property
+    def n_in(self) -> int:
+        return len(self.op.inputs)
+
+    def t(self, pos: int):
+        """Input tensor ``pos`` (None when absent or omitted)."""
+        if pos >= len(self.op.inputs) or self.op.inputs[pos] < 0:
+            return None
+        return self.sg.tensors[self.op.inputs[pos]]
+
+    def out(self, pos: int = 0):
+        if pos >= len(self.op.outputs) or self.op.outputs[pos] < 0:
+            return None
+        return self.sg.tensors[self.op.outputs[pos]]
+
+    def ttype(self, pos: int):
+        t = self.t(pos)
+        return None if t is None else t.type
+
+    def rank(self, pos: int) -> int:
+        t = self.t(pos)
+        return 0 if t is None else len(t.shape)
+
+    def is_const(self, pos: int) -> bool:
+        t = self.t(pos)
+        return t is not None and t.is_constant
+
+    def opt(self, name: str, default=None):
+        return getattr(self.opts, name, default) if self.opts is not None else default
+
+    # -- Expect* helpers (5.1) -----------------------------------------------------------------
+    def expect(self, cond, ftype: F, message: str) -> bool:
+        if not cond:
+            self.failures.append(ValidationFailure(ftype, message))
+            return False
+        return True
+
+    def max_op_version(self, n: int) -> bool:
+        return self.expect(self.version <= n, F.kUnsupportedOperatorVersion,
+                           f"OP Version higher than {n}")
+
+    def op_version(self, n: int) -> bool:  # quirk: also `<=`
+        return self.expect(self.version <= n, F.kUnsupportedOperatorVersion,
+                           f"OP Version different from {n}")
+
+    def min_sdk(self, n: int) -> bool:
+        return self.expect(self.fl >= n, F.kUnsupportedAndroidVersion,
+                           f"Android sdk version less than {n}")
+
+    def type_in(self, actual, allowed, message: str, ftype: F = F.kUnsupportedInputType) -> bool:
+        return self.expect(actual in allowed, ftype, message)
+
+    def input_type_in(self, actual, *allowed) -> bool:
+        names = ", ".join("kTfLite" + _tfl_name(a) for a in allowed)
+        return self.type_in(actual, allowed, f"Input type not in expected list {names}")
+
+    def is_float(self) -> bool:
+        return self.expect(self.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+                           "Input should be Float")
+
+    def is_float_or_uint8(self) -> bool:
+        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8), F.kUnsupportedInputType,
+                           "Input should be Float or UINT8")
+
+    def is_float_or_quant8(self) -> bool:
+        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8, TT.INT8),
+                           F.kUnsupportedInputType, "Input should be Float or Quant8")
+
+    def is_float_quant8_or_int32(self) -> bool:
+        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32),
+                           F.kUnsupportedInputType, "Input should be Float, Quant8, or Int32")
+
+    def restricted_scales(self) -> bool:
+        """ExpectIsRestrictedScalesCompliant (NNAPI 1.0/1.1 quantized CONV/DW/FC)."""
+        s_in = legacy_quant_params(self.t(0))[0] if self.t(0) is not None else 0.0
+        s_w = legacy_quant_params(self.t(1))[0] if self.t(1) is not None else 0.0
+        s_out = legacy_quant_params(self.out())[0] if self.out() is not None else 0.0
+        return self.expect(np.float32(s_in) * np.float32(s_w) < np.float32(s_out),
+                           F.kNotRestrictedScaleCompliant,
+                           "When using NN API version 1.0 or 1.1, input_scale * filter_scale "
+                           "< output_scale.")
+
+    def activation_none(self, message: str, ftype: F = F.kNoActivationExpected) -> bool:
+        return self.expect(self.opt("fused_activation_function", Act.NONE) == Act.NONE,
+                           ftype, message)
+
+    def ranks_at_most_4(self, message: str = "Input rank must be <= 4") -> bool:
+        return self.expect(self.rank(0) <= 4 and self.rank(1) <= 4,
+                           F.kUnsupportedOperandRank, message)
+
+
+def _tfl_name(t) -> str:
+    return {TT.FLOAT32: "Float32", TT.FLOAT16: "Float16", TT.INT32: "Int32", TT.UINT8: "UInt8",
+            TT.INT8: "Int8", TT.BOOL: "Bool", TT.INT64: "Int64"}.get(t, str(t))
+
+
+# -- per-op rules (5.2); each takes the context and records failures ----------------------------
+
+def _add_mul(v: _Ctx, max_version: int) -> None:
+    v.max_op_version(max_version)
+    if v.fl >= SDK_NNAPI13:
+        v.is_float_quant8_or_int32()
+        if v.ttype(0) == TT.INT32:
+            v.activation_none("No activation function supported")
+    else:
+        v.is_float_or_quant8()
+    v.ranks_at_most_4()
+
+
+def _add(v):
+    _add_mul(v, 2)
+
+
+def _mul(v):
+    _add_mul(v, 3 if v.acc else 2)
+
+
+def _sub(v):
+    v.max_op_version(3)
+    t = v.ttype(0)
+    v.expect((v.fl >= SDK_NNAPI11 and t == TT.FLOAT32)
+             or (v.fl >= SDK_NNAPI12 and t in _QUANT)
+             or (v.fl >= SDK_NNAPI13 and t == TT.INT32),
+             F.kUnsupportedInputType, "NNAPI only support float sub.")
+    if t == TT.INT32:
+        v.activation_none("No activation function supported")
+    v.ranks_at_most_4()
+
+
+def _div(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI11)
+    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType, "NNAPI only support float div.")
+    v.ranks_at_most_4()
+
+
+def _average_pool(v):
+    v.max_op_version(2)
+    v.is_float_or_quant8()
+    if v.ttype(0) in _QUANT:
+        v.expect(v.acc or v.opt("filter_width", 0) * v.opt("filter_height", 0) <= 256,
+                 F.kUnsupportedOperandSize,
+                 "Large filter window would overflow on the reference CPU path")
+
+
+def _max_pool(v):
+    v.max_op_version(2)
+    v.is_float_or_quant8()
+
+
+def _l2_pool(v):
+    v.op_version(1)
+    v.is_float()
+    if v.fl < SDK_NNAPI12:
+        v.activation_none("Before NNAPI 1.2 fused activation for l2_pool may not be supported.",
+                          F.kUnsupportedOperandValue)
+
+
+def _conv(v):
+    v.max_op_version(5)
+    x, w = v.t(0), v.t(1)
+    if v.fl < SDK_NNAPI12:
+        v.expect(not is_hybrid_operator(v.sg, v.op), F.kUnsupportedHybridOperator,
+                 "Hybrid operators not supported before NNAPI 1.2")
+        v.is_float_or_uint8()
+        if w is not None and w.quantization is not None:
+            v.expect(len(w.quantization.scales) <= 1, F.kUnsupportedQuantizationType,
+                     "Per-channel quantized convolution not supported before NNAPI 1.2.")
+    if v.fl < SDK_NNAPI12 and v.ttype(0) == TT.UINT8:
+        v.restricted_scales()
+    v.expect(v.n_in == 3, F.kMissingRequiredOperand, "Conv2D with omitted bias not supported")
+    if v.opt("dilation_w_factor", 1) != 1 or v.opt("dilation_h_factor", 1) != 1:
+        v.expect(v.fl >= SDK_NNAPI12, F.kUnsupportedOperandValue,
+                 "NNAPI supports dilated Conv2D since NNAPI 1.2.")
+    if v.fl < SDK_NNAPI12 and x is not None and w is not None:
+        v.expect(_dim(x, 3) == _dim(w, 3), F.kUnsupportedOperandValue,
+                 "Grouped convolution not supported before NNAPI < 1.2")
+
+
+def _depthwise(v):
+    v.max_op_version(3)
+    if v.fl < SDK_NNAPI12:
+        v.is_float_or_uint8()
+        if v.ttype(0) == TT.UINT8:
+            v.restricted_scales()
+        v.expect(v.opt("dilation_w_factor", 1) == 1 and v.opt("dilation_h_factor", 1) == 1,
+                 F.kUnsupportedOperandValue,
+                 "dilation_width_factor and dilation_height_factor expected to be equal to 1")
+
+
+def _fully_connected(v):
+    v.max_op_version(5)
+    out = v.out()
+    v.expect(out is None or out.type != TT.INT16, F.kUnsupportedOutputType,
+             "Unsupported output of type kTfLiteInt16")
+    if v.fl < SDK_NNAPI12:
+        v.expect(not is_hybrid_operator(v.sg, v.op), F.kUnsupportedHybridOperator,
+                 "Hybrid operators not supported before NNAPI 1.2")
+        v.is_float_or_uint8()
+    if v.fl < SDK_NNAPI12 and v.ttype(0) == TT.UINT8:
+        v.restricted_scales()
+    if v.opt("keep_num_dims", False):
+        v.min_sdk(SDK_NNAPI13)
+
+
+def _hard_swish(v):
+    v.is_float_or_quant8()
+
+
+def _softmax(v):
+    v.op_version(2)
+    v.is_float_or_quant8()
+    out = v.out()
+    v.type_in(None if out is None else out.type, (TT.FLOAT32, TT.UINT8, TT.INT8),
+              "Output type should be one of kTfLiteFloat32, kTfLiteUInt8, kTfLiteInt8.",
+              F.kUnsupportedOutputType)
+    r = v.rank(0)
+    v.expect(r <= 4, F.kUnsupportedOperandRank, "Input rank should be <= 4")
+    if v.fl < SDK_NNAPI12:
+        v.expect(r in (2, 4), F.kUnsupportedOperandRank,
+                 "Before API level 29 only 2D and 4D input tensors were supported.")
+
+
+def _reshape(v):
+    v.op_version(1)
+    if v.fl < FL6:
+        v.is_float_or_quant8()
+    else:
+        v.is_float_quant8_or_int32()
+    v.expect(v.rank(0) <= 4, F.kUnsupportedOperandRank, "Input rank should be <= 4")
+    out = v.out()
+    v.expect(out is None or len(out.shape) <= 4, F.kUnsupportedOperandRank,
+             "Output rank should be <= 4")
+    if v.n_in >= 2:
+        v.expect(v.is_const(1), F.kInputTensorShouldHaveConstantShape,
+                 "The shape input tensor must be constant.")
+    if v.n_in == 1:
+        shape = v.opt("new_shape", None) or ()
+        n = len(shape)
+        if n == 1 and shape[0] == 0:  # legacy models write [0] for a scalar
+            n = 0
+        v.expect(n > 0, F.kUnsupportedOperandRank, "New shape rank should be > 0")
+
+
+def _size_input_checks(v):
+    v.expect(v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expected at least 2 inputs")
+    if v.n_in >= 2:
+        v.expect(v.is_const(1), F.kInputTensorShouldHaveConstantShape,
+                 "The size input tensor must be constant.")
+
+
+def _resize_flags(v):
+    if v.fl <= SDK_NNAPI12:
+        v.expect(not v.opt("align_corners", False), F.kUnsupportedOperandValue,
+                 "NNAPI does not support align_corners == true.")
+        v.expect(not v.opt("half_pixel_centers", False), F.kUnsupportedOperandValue,
+                 "NNAPI does not support half_pixel_centers == true.")
+
+
+def _resize_bilinear(v):
+    v.max_op_version(3)
+    v.expect(v.rank(0) == 4, F.kUnsupportedOperandRank, "Input should have rank 4")
+    v.is_float_or_quant8()
+    _size_input_checks(v)
+    out = v.out()
+    if v.fl < SDK_NNAPI12 and out is not None:
+        v.expect(_dim(out, 1) == _dim(out, 2), F.kUnsupportedOperandValue,
+                 "Require width == height due to driver differences in NNAPI < 1.2")
+    _resize_flags(v)
+    if v.fl < SDK_NNAPI12:
+        v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+                 "NNAPI 1.0 & 1.1 only supports float input.")
+
+
+def _resize_nearest(v):
+    v.max_op_version(3)
+    v.min_sdk(SDK_NNAPI12)
+    v.is_float_or_quant8()
+    _size_input_checks(v)
+    _resize_flags(v)
+
+
+def _squeeze(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI11)
+    if v.fl == SDK_NNAPI11:
+        v.expect(len(v.opt("squeeze_dims", None) or ()) != 0, F.kUnsupportedOperandValue,
+                 "NNAPI 1.1 does not support null squeeze_dims properly.")
+
+
+def _l2_norm(v):
+    v.max_op_version(2)
+    if v.fl < SDK_NNAPI12:
+        v.is_float()
+        v.expect(v.rank(0) == 4, F.kUnsupportedOperatorVariant, "Expected 4 inputs")
+    v.activation_none("Expected no activation")
+
+
+def _lrn(v):
+    v.op_version(1)
+
+
+def _concatenation(v):
+    v.max_op_version(2)
+    v.activation_none("No activation function supported")
+    v.expect(v.rank(0) <= 4, F.kUnsupportedOperandRank, "Input rank should be less than 4")
+    t = v.ttype(0)
+    v.input_type_in(t, TT.FLOAT16, TT.FLOAT32, TT.UINT8, TT.INT8)
+    if t == TT.UINT8 and v.fl < SDK_NNAPI12:
+        first = legacy_quant_params(v.t(0))
+        for pos in range(1, v.n_in):
+            cur = legacy_quant_params(v.t(pos)) if v.t(pos) is not None else (0.0, 0)
+            if not v.expect(cur == first, F.kUnsupportedOperandValue,
+                            "NNAPI 1.0-1 only supported concatenating quantized tensor of the "
+                            "same scale and offset."):
+                break
+
+
+def _dequantize(v):
+    x = v.t(0)
+    if v.fl >= SDK_NNAPI13 and x is not None and x.type == TT.FLOAT16 and not x.is_constant:
+        return  # accepted immediately (3.7: only used for DENSIFY -> DEQUANTIZE)
+    v.expect(v.version in (1, 2), F.kUnsupportedOperatorVersion,
+             "Supported op versions are 1 and 2 only")
+    t = v.ttype(0)
+    if v.fl < SDK_NNAPI12:
+        v.input_type_in(t, TT.UINT8)
+    else:
+        v.input_type_in(t, TT.UINT8, TT.INT8)
+        if v.fl == SDK_NNAPI12 and t == TT.INT8:
+            v.expect(legacy_quant_params(x)[1] == 0, F.kUnsupportedInputType,
+                     "NN API supports int8 type since version 1.2 but only for symmetric "
+                     "quantization.")
+
+
+def _densify(v):
+    # Upstream returns true / false without recording a failure; a failure is recorded here
+    # because an empty list means "supported".
+    v.expect(v.fl >= SDK_NNAPI13 and v.is_const(0), F.kUnsupportedOperator,
+             "DENSIFY is only delegated for a constant input from NNAPI 1.3")
+
+
+def _floor(v):
+    v.op_version(1)
+
+
+def _relu_logistic(v):
+    v.max_op_version(2)
+    v.is_float_or_quant8()
+
+
+def _tanh(v):
+    v.max_op_version(2)
+    t = v.ttype(0)
+    v.expect(t == TT.FLOAT32 or (t in _QUANT and v.fl >= SDK_NNAPI12),
+             F.kUnsupportedInputType, " NNAPI only support float tanh.")
+
+
+def _pad(v):
+    v.max_op_version(2)
+    v.is_float_or_quant8()
+    v.min_sdk(SDK_NNAPI11)
+    x = v.t(0)
+    v.expect(x is None or 0 not in x.shape, F.kUnsupportedOperandValue,
+             "NN API pad ops do not support input tensors with no elements")
+    v.expect(v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expecting at least 2 inputs")
+    if v.n_in == 3:  # mapped to PAD_V2
+        v.expect(v.fl >= SDK_NNAPI12, F.kUnsupportedOperatorVariant,
+                 "Specification of the padding value is supported from NNAPI 1.2.")
+    elif v.fl < SDK_NNAPI12:
+        v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+                 "Only Float32 inputs are supported before NNAPI 1.2")
+
+
+def _space_to_batch(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI11)
+
+
+def _batch_to_space(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI11)
+    crops = v.t(2)
+    data = crops.data if crops is not None else None
+    ok = (data is not None and crops.type == TT.INT32 and data.nbytes == 16
+          and not np.any(np.asarray(data).reshape(-1)))
+    v.expect(ok, F.kUnsupportedOperandValue, "All crops should be 0.")
+
+
+def _strided_slice(v):
+    v.max_op_version(2)
+    v.is_float_or_quant8()
+    v.min_sdk(SDK_NNAPI11)
+
+
+def _transpose(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI11)
+    v.expect(v.n_in > 1 and v.is_const(1), F.kInputTensorShouldHaveConstantShape,
+             "Dynamically-sized tensors not supported.")
+
+
+def _float_unary_29(v):  # ABS, EXP, LOG, POW, SQRT, SIN, COS
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.is_float()
+
+
+def _rsqrt(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    if v.fl < FL7:
+        v.is_float()
+    else:
+        v.is_float_or_quant8()
+
+
+def _slice(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
+    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType, "Begin type should be Int32")
+    v.expect(v.ttype(2) == TT.INT32, F.kUnsupportedInputType, "Size type should be Int32")
+
+
+def _transpose_conv(v):
+    v.max_op_version(4)
+    v.min_sdk(SDK_NNAPI12)
+    v.expect(v.n_in > 1 and v.is_const(0) and v.is_const(1),
+             F.kInputTensorShouldHaveConstantShape, "Dynamically-sized tensors not supported.")
+
+
+def _space_depth(v):
+    v.max_op_version(2)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
+
+
+def _depth_to_space(v):
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
+
+
+def _mean(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI11)
+    t = v.ttype(0)
+    if v.fl >= SDK_NNAPI12:
+        v.expect(t == TT.FLOAT32 or t in _QUANT, F.kUnsupportedInputType,
+                 "Expected Float32 or Quantized input")
+    else:
+        v.expect(t == TT.FLOAT32, F.kUnsupportedInputType, "Expected Float32 input")
+    out = v.out()
+    v.expect(out is not None and len(out.shape) > 0, F.kUnsupportedOutputType,
+             "NNAPI does not support generating a scalar as output for MEAN.")
+    v.expect(v.rank(0) <= 4, F.kUnsupportedOperandValue,
+             "NNAPI does not support mean of a tensor with rank > 4")
+
+
+def _embedding_lookup(v):
+    v.op_version(1)
+    v.expect(v.ttype(1) == TT.FLOAT32, F.kUnsupportedInputType,
+             "NNAPI only support float32 values.")
+
+
+def _hashtable_lookup(v):
+    v.op_version(1)
+    out = v.out()
+    v.expect(out is not None and out.type == TT.FLOAT32, F.kUnsupportedOutputType,
+             "NNAPI only support float32 output.")
+
+
+def _max_min(v):
+    v.max_op_version(3)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
+    for pos in (0, 1):
+        t = v.t(pos)
+        if t is not None and len(t.shape) == 0:
+            v.expect(t.is_constant, F.kUnsupportedInputType, "Scalar operand should be constant")
+
+
+def _cast(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    t_in, out = v.ttype(0), v.out()
+    t_out = None if out is None else out.type
+    if v.fl >= SDK_NNAPI13:
+        v.input_type_in(t_in, TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
+        v.type_in(t_out, (TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8),
+                  "Output type should be one of kTfLiteFloat32, kTfLiteInt32, kTfLiteUInt8, "
+                  "kTfLiteInt8.", F.kUnsupportedOutputType)
+    else:
+        v.input_type_in(t_in, TT.FLOAT32, TT.INT32, TT.UINT8)
+        v.type_in(t_out, (TT.FLOAT32, TT.INT32, TT.UINT8),
+                  "Output type should be one of kTfLiteFloat32, kTfLiteInt32, kTfLiteUInt8.",
+                  F.kUnsupportedOutputType)
+
+
+def _prelu(v):  # LEAKY_RELU, PRELU
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
+
+
+def _tile(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT8, TT.UINT8, TT.INT32)
+    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType, "Multipliers should be Int32")
+
+
+def _logical(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.expect(v.ttype(0) == TT.BOOL, F.kUnsupportedInputType, "Input should be bool")
+
+
+def _comparison(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.BOOL, TT.INT32)
+
+
+def _neg(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32)
+
+
+def _topk(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
+    v.expect(v.ttype(1) == TT.INT32 and v.is_const(1), F.kUnsupportedInputType,
+             "K param should be a constant of type Int32")
+
+
+def _select(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(1), TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
+    c, x = v.t(0), v.t(1)
+    v.expect(c is not None and x is not None and tuple(c.shape) == tuple(x.shape),
+             F.kUnsupportedOperandValue, "Condition and inputs tensors should have the same shape")
+
+
+def _gather(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.FLOAT16, TT.INT32, TT.UINT8, TT.INT8)
+    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType,
+             "Positions type should be one of kTfLiteInt32")
+    v.expect(v.rank(1) != 0, F.kUnsupportedOperandRank,
+             "0-dimension args are not supported by NNAPI.")
+
+
+def _expand_dims(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.FLOAT16, TT.INT32, TT.UINT8, TT.INT8)
+    v.expect(v.ttype(1) == TT.INT32 and v.is_const(1), F.kUnsupportedInputType,
+             "NNAPI only supports constant int32 axis tensor.")
+
+
+def _split(v):
+    v.op_version(3)
+    v.min_sdk(SDK_NNAPI12)
+    t = v.ttype(1)  # value is input 1, axis input 0
+    if v.fl >= SDK_NNAPI13:
+        v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
+    else:
+        v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT32)
+    v.expect(v.ttype(0) == TT.INT32 and v.is_const(0), F.kUnsupportedInputType,
+             "NNAPI only supports constant int32 axis tensor.")
+
+
+def split_v_unknown_size(subgraph, op) -> int:
+    """ComputeSplitVUnknownSplitSize: the size of the -1 split, or -1 if all are known."""
+    x = subgraph.tensors[op.inputs[0]]
+    sizes = [int(s) for s in subgraph.tensors[op.inputs[1]].data.reshape(-1)]
+    axis = int(subgraph.tensors[op.inputs[2]].data.reshape(-1)[0])
+    axis = axis + len(x.shape) if axis < 0 else axis
+    if -1 not in sizes:
+        return -1
+    return int(x.shape[axis]) - sum(s for s in sizes if s != -1)
+
+
+def _split_v(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI13)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
+    sizes, axis = v.t(1), v.t(2)
+    sizes_ok = (sizes is not None and sizes.type == TT.INT32 and len(sizes.shape) == 1
+                and sizes.is_constant)
+    axis_ok = axis is not None and axis.type == TT.INT32 and axis.is_constant
+    v.expect(sizes_ok, F.kUnsupportedInputType,
+             "NNAPI only supports constant int32 size_splits vector.")
+    v.expect(axis_ok, F.kUnsupportedInputType, "NNAPI only supports constant int32 axis tensor.")
+    if sizes_ok and axis_ok:
+        v.expect(all(int(s) != 0 for s in sizes.data.reshape(-1)), F.kUnsupportedInputType,
+                 "NNAPI only supports non-zero split sizes.")
+        v.expect(split_v_unknown_size(v.sg, v.op) != 0, F.kUnsupportedInputType,
+                 "NNAPI only supports non-zero split sizes.")
+
+
+def _log_softmax(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType, "Input should be Float32.")
+
+
+def _quantize(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    t = v.ttype(0)
+    v.expect(t == TT.FLOAT32 or t in _QUANT, F.kUnsupportedInputType,
+             "Value should be quantized or Float32.")
+    if t in _QUANT:
+        v.expect(legacy_quant_params(v.t(0))[0] > 0, F.kUnsupportedQuantizationParameters,
+                 "Quantization scale should be > 0.")
+    out = v.out()
+    t_out = None if out is None else out.type
+    if v.fl < SDK_NNAPI13:
+        v.expect(t_out == TT.UINT8, F.kUnsupportedOutputType, "Output should be kTfLiteUInt8.")
+    else:
+        v.type_in(t_out, (TT.UINT8, TT.INT8), "Output should be kTfLiteUInt8.",
+                  F.kUnsupportedOutputType)
+    v.expect(out is not None and legacy_quant_params(out)[0] > 0,
+             F.kUnsupportedQuantizationParameters, "Quantization scale should be > 0.")
+
+
+def _reduce_any(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    out = v.out()
+    v.expect(out is not None and len(out.shape) != 0, F.kUnsupportedOutputType,
+             "NNAPI does not support generating a scalar as output.")
+
+
+def _reduce_min_max(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
+    v.expect(v.rank(0) != 0, F.kUnsupportedOutputType,
+             "NNAPI does not support generating a scalar as output.")
+
+
+def _reduce_sum_prod(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI12)
+    out = v.out()
+    v.expect(out is not None and len(out.shape) != 0, F.kUnsupportedOutputType,
+             "NNAPI does not support generating a scalar as output")
+    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+             "NNAPI only supports floating point input.")
+
+
+def _elu(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI13)
+    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+             "NNAPI only supports floating point input.")
+
+
+def _fill(v):
+    v.op_version(1)
+    v.min_sdk(SDK_NNAPI13)
+    dims = v.t(0)
+    v.expect(v.is_const(0), F.kUnsupportedInputType,
+             "NNAPI doesn't support dynamic dimensions tensor.")
+    v.input_type_in(v.ttype(0), TT.INT32, TT.INT64)
+    if v.is_const(0):
+        v.expect(_dim(dims, 0) != 0, F.kUnsupportedOperandValue,
+                 "NNAPI doesn't support generating scalars from FILL")
+        if dims.type == TT.INT64:
+            vals = np.asarray(dims.data).reshape(-1)
+            v.expect(bool(np.all((vals >= _INT32_MIN) & (vals <= _INT32_MAX))),
+                     F.kUnsupportedOperandValue,
+                     "NNAPI only supports int32 dimensions tensor. If the dimensions type is "
+                     "int64 and they are constant we can convert them to int32 if the value "
+                     "isn't too large.")
+    value = v.t(1)
+    v.input_type_in(v.ttype(1), TT.FLOAT32, TT.INT32, TT.INT64)
+    if value is not None and value.type == TT.INT64 and value.is_constant:
+        x = int(np.asarray(value.data).reshape(-1)[0])
+        v.expect(_INT32_MIN <= x <= _INT32_MAX, F.kUnsupportedInputType,
+                 "NNAPI only supports int32 input. If the input type is int64 and constant we "
+                 "can convert it to int32 if the value isn't too large.")
+
+
+def _pack(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI13)
+    t = v.ttype(0)
+    if v.fl >= FL6:
+        v.input_type_in(t, TT.INT32, TT.FLOAT32, TT.INT8, TT.UINT8)
+    else:
+        v.input_type_in(t, TT.FLOAT32, TT.INT8)
+        axis = v.opt("axis", 0)
+        v.expect(axis != -1 and axis != v.rank(0), F.kUnsupportedOperandValue,
+                 "NNAPI does not support axis being the last dimension")
+
+
+def _unpack(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI13)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
+    r = v.rank(0)
+    v.expect(r > 1, F.kUnsupportedOperandValue, "NNAPI does not support unpacking a rank-1 tensor")
+    v.expect(r <= 4, F.kUnsupportedOperandValue,
+             "NNAPI does not support unpacking a tensor with rank > 4")
+    axis = v.opt("axis", 0)
+    v.expect(axis != -1 and axis != r - 1, F.kUnsupportedOperandValue,
+             "NNAPI does not support axis being the last dimension")
+
+
+def _squared_difference(v):
+    v.op_version(2)
+    v.min_sdk(SDK_NNAPI11)
+    t = v.ttype(0)
+    if v.fl >= SDK_NNAPI13:
+        v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
+    elif v.fl >= SDK_NNAPI12:
+        v.input_type_in(t, TT.FLOAT32, TT.UINT8)
+    else:
+        v.input_type_in(t, TT.FLOAT32)
+    v.ranks_at_most_4("NNAPI does not support input rank greater than 4")
+
+
+def _batch_matmul(v):
+    v.op_version(2)
+    v.min_sdk(FL6)
+    a, b = v.t(0), v.t(1)
+    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.INT8)
+    v.expect(v.ttype(0) == v.ttype(1), F.kUnsupportedHybridOperator,
+             "NNAPI does not support hybrid batch matmul")
+    v.expect(2 <= v.rank(0) <= 4, F.kUnsupportedOperandRank,
+             "NNAPI does not support input rank greater than 4 or less than 2")
+    broadcast = (a is None or b is None or len(a.shape) != len(b.shape)
+                 or tuple(a.shape[:-2]) != tuple(b.shape[:-2]))
+    v.expect(not broadcast, F.kUnsupportedInputType,
+             "NNAPI does not support broadcast batch matmul")
+
+
+def _mirror_pad(v):
+    v.max_op_version(2)
+    v.min_sdk(FL7)
+    v.is_float_quant8_or_int32()
+    x = v.t(0)
+    v.expect(x is None or 0 not in x.shape, F.kUnsupportedOperandValue,
+             "NN API pad ops do not support input tensors with no elements")
+    v.expect(v.n_in == 2, F.kUnsupportedOperatorVariant, "Expecting 2 inputs")
+
+
+def _reverse_v2(v):
+    v.max_op_version(3)
+    v.min_sdk(FL7)
+    v.is_float_quant8_or_int32()
+    v.expect(v.n_in == 2, F.kUnsupportedOperatorVariant, "Expecting 2 inputs")
+
+
+def _arg_min_max(v):
+    v.max_op_version(2)
+    v.min_sdk(SDK_NNAPI12)
+    v.input_type_in(v.ttype(0), TT.FLOAT16, TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
+    axis = v.t(1)
+    if axis is not None and axis.type == TT.INT64:
+        ok = axis.is_constant and (_INT32_MIN <= int(np.asarray(axis.data).reshape(-1)[0])
+                                   <= _INT32_MAX)
+        v.expect(ok, F.kUnsupportedInputType,
+                 "NNAPI only supports axis as int32. If the axis type is int64 and constant we "
+                 "can convert it to int32 if the value isn't too large.")
+    else:
+        v.expect(axis is not None and axis.type == TT.INT32, F.kUnsupportedInputType,
+                 "Axis should be Int32")
+    v.expect(v.opt("output_type", TT.FLOAT32) == TT.INT32, F.kUnsupportedOutputType,
+             "NNAPI only supports int32 output.")
+
+
+def _dim(tensor, i: int):
+    return tensor.shape[i] if tensor is not None and i < len(tensor.shape) else None
+
+
+RULES = {
+    B.ADD: _add, B.MUL: _mul, B.SUB: _sub, B.DIV: _div,
+    B.ARG_MAX: _arg_min_max, B.ARG_MIN: _arg_min_max,
+    B.AVERAGE_POOL_2D: _average_pool, B.MAX_POOL_2D: _max_pool, B.L2_POOL_2D: _l2_pool,
+    B.CONV_2D: _conv, B.DEPTHWISE_CONV_2D: _depthwise, B.FULLY_CONNECTED: _fully_connected,
+    B.HARD_SWISH: _hard_swish, B.SOFTMAX: _softmax, B.RESHAPE: _reshape,
+    B.RESIZE_BILINEAR: _resize_bilinear, B.RESIZE_NEAREST_NEIGHBOR: _resize_nearest,
+    B.SQUEEZE: _squeeze, B.L2_NORMALIZATION: _l2_norm, B.LOCAL_RESPONSE_NORMALIZATION: _lrn,
+    B.CONCATENATION: _concatenation, B.DEQUANTIZE: _dequantize, B.DENSIFY: _densify,
+    B.FLOOR: _floor, B.RELU: _relu_logistic, B.RELU_N1_TO_1: _relu_logistic,
+    B.RELU6: _relu_logistic, B.LOGISTIC: _relu_logistic, B.TANH: _tanh,
+    B.PAD: _pad, B.PADV2: _pad, B.SPACE_TO_BATCH_ND: _space_to_batch,
+    B.BATCH_TO_SPACE_ND: _batch_to_space, B.STRIDED_SLICE: _strided_slice,
+    B.TRANSPOSE: _transpose, B.ABS: _float_unary_29, B.EXP: _float_unary_29,
+    B.LOG: _float_unary_29, B.POW: _float_unary_29, B.SQRT: _float_unary_29,
+    B.SIN: _float_unary_29, B.COS: _float_unary_29, B.RSQRT: _rsqrt, B.SLICE: _slice,
+    B.TRANSPOSE_CONV: _transpose_conv, B.SPACE_TO_DEPTH: _space_depth,
+    B.DEPTH_TO_SPACE: _depth_to_space, B.MEAN: _mean, B.EMBEDDING_LOOKUP: _embedding_lookup,
+    B.HASHTABLE_LOOKUP: _hashtable_lookup, B.MAXIMUM: _max_min, B.MINIMUM: _max_min,
+    B.CAST: _cast, B.LEAKY_RELU: _prelu, B.PRELU: _prelu, B.TILE: _tile,
+    B.LOGICAL_OR: _logical, B.LOGICAL_AND: _logical, B.LOGICAL_NOT: _logical,
+    B.LESS: _comparison, B.LESS_EQUAL: _comparison, B.GREATER: _comparison,
+    B.GREATER_EQUAL: _comparison, B.EQUAL: _comparison, B.NOT_EQUAL: _comparison,
+    B.NEG: _neg, B.TOPK_V2: _topk, B.SELECT: _select, B.GATHER: _gather,
+    B.EXPAND_DIMS: _expand_dims, B.SPLIT: _split, B.SPLIT_V: _split_v,
+    B.LOG_SOFTMAX: _log_softmax, B.QUANTIZE: _quantize, B.REDUCE_ANY: _reduce_any,
+    B.REDUCE_MIN: _reduce_min_max, B.REDUCE_MAX: _reduce_min_max,
+    B.REDUCE_PROD: _reduce_sum_prod, B.SUM: _reduce_sum_prod, B.ELU: _elu, B.FILL: _fill,
+    B.PACK: _pack, B.UNPACK: _unpack, B.SQUARED_DIFFERENCE: _squared_difference,
+    B.BATCH_MATMUL: _batch_matmul, B.MIRROR_PAD: _mirror_pad, B.REVERSE_V2: _reverse_v2,
+}
+
+
+def _subgraph(model, subgraph):
+    if isinstance(subgraph, int):
+        return model.subgraphs[subgraph]
+    return subgraph
+
+
+def validate_node(model, subgraph, node_index: int, target_feature_level: int,
+                  is_accelerator_specified: bool) -> list[ValidationFailure]:
+    """``NNAPIDelegateKernel::Validate`` for node ``node_index`` of ``subgraph`` (an index into
+    ``model.subgraphs`` or a Subgraph). Returns the failures; [] = the delegate accepts it."""
+    sg = _subgraph(model, subgraph)
+    op = sg.operators[node_index]
+    rule = RULES.get(op.builtin)
+    if rule is None or op.builtin == B.CUSTOM:
+        return [ValidationFailure(F.kUnsupportedOperator, "Unsupported operation type.")]
+    ctx = _Ctx(sg, op, int(target_feature_level), bool(is_accelerator_specified))
+    rule(ctx)
+    return ctx.failures
+
+
+def is_node_supported(model, subgraph, node_index: int, target_feature_level: int,
+                      is_accelerator_specified: bool) -> bool:
+    return not validate_node(model, subgraph, node_index, target_feature_level,
+                             is_accelerator_specified)
