@@ -2,9 +2,10 @@
 
 Inputs: 0 input1, 1 input2 (same type), 2 fuse code (INT32). Output 0.
 Feature levels (T13 common/types/operations/src/Broadcast.cpp): ADD/MUL float32 & quant8 FL1;
-SUB/DIV float32 FL2; quant8 SUB FL3; float16 FL3; quant8-signed and TENSOR_INT32 FL4
-(TENSOR_INT32 also needs fuse NONE); DIV never accepts quant8; quant8 MUL needs
-output scale > input1 scale * input2 scale below FL3.
+SUB/DIV float32 FL2; quant8 SUB FL3; float16 FL3; quant8-signed and TENSOR_INT32 FL4.
+DIV never accepts quant8; quant8 (and quant8-signed) MUL is rejected unless
+output scale > input1 scale * input2 scale; ranks <= 4 are checked when both are known.
+TENSOR_INT32 needs fuse NONE, checked at execution as the CPU kernel does (executeInt32).
 """
 from __future__ import annotations
 
@@ -27,22 +28,19 @@ def validate(ctx):
     t = ctx.check_input_type_in(0, allowed)
     ctx.check_input_types((t, t, T.INT32))
     ctx.check_output_types((t,))
-    ctx.check_rank(0, range(0, 5))
-    ctx.check_rank(1, range(0, 5))
+    if ctx.input_rank(0) and ctx.input_rank(1):
+        ctx.check_rank(0, range(1, 5))
+        ctx.check_rank(1, range(1, 5))
+    if ctx.code == C.MUL and cm.is_quant8(t):
+        ctx.require(ctx.output(0).scale > ctx.input(0).scale * ctx.input(1).scale,
+                    "quantized MUL needs output scale > input1 scale * input2 scale")
     base = FL1 if ctx.code in (C.ADD, C.MUL) else FL2
     if t == T.TENSOR_FLOAT32:
         return base
     if t == T.TENSOR_QUANT8_ASYMM:
-        level = base if ctx.code != C.SUB else FL3
-        if ctx.code == C.MUL and not (ctx.output(0).scale > ctx.input(0).scale * ctx.input(1).scale):
-            level = max(level, FL3)
-        return level
+        return base if ctx.code != C.SUB else FL3
     if t == T.TENSOR_FLOAT16:
         return FL3
-    if t == T.TENSOR_INT32:
-        fuse = ctx.constant(2)
-        ctx.require(fuse is None or int(fuse) == 0,
-                    "TENSOR_INT32 operands only support FUSED_NONE")
     return FL4
 
 
@@ -60,6 +58,8 @@ def _broadcast_shape(a, b):
 
 def prepare(ctx):
     from nnsim.errors import OpFailedError
+    if ctx.input_operand(0).type == T.TENSOR_INT32:
+        cm.check(ctx, int(ctx.scalar(2)) == 0, "TENSOR_INT32 operands only support FUSED_NONE")
     try:
         ctx.set_output_shape(0, _broadcast_shape(ctx.input_shape(0), ctx.input_shape(1)))
     except ValueError as e:

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from nnsim.errors import OperationValidationError
+from nnsim.errors import OperationValidationError, OpFailedError
 from nnsim.types import FL1, FL2, FL3, FL4, OperationCode as C
 
 from .ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8
@@ -36,9 +36,8 @@ def test_feature_levels():
     assert feature_level(C.SUB, *q) == FL3
     assert feature_level(C.ADD, [f16([2]), f16([2]), i32(0)], [f16([2])]) == FL3
     assert feature_level(C.ADD, [i32t([2]), i32t([2]), i32(0)], [i32t([2])]) == FL4
-    # quant8 MUL below FL3 needs output scale > in1 scale * in2 scale
-    assert feature_level(C.MUL, [q8([2], 1.0, 0), q8([2], 1.0, 0), i32(0)],
-                         [q8([2], 1.0, 0)]) == FL3
+    assert feature_level(C.SUB, [s8([2], 1.0, 0), s8([2], 1.0, 0), i32(0)],
+                         [s8([2], 1.0, 0)]) == FL4
 
 
 def test_rejections():
@@ -46,5 +45,13 @@ def test_rejections():
         build(C.ADD, [f32([2]), f16([2]), i32(0)], [f32([2])])
     with pytest.raises(OperationValidationError):
         build(C.ADD, [f32([2]), f32([2])], [f32([2])])
-    with pytest.raises(OperationValidationError):
-        build(C.ADD, [i32t([2]), i32t([2]), i32(1)], [i32t([2])])
+    # quantized MUL needs output scale > in1 scale * in2 scale (Broadcast.cpp NN_RET_CHECK_GT)
+    for q in (q8, s8):
+        with pytest.raises(OperationValidationError):
+            build(C.MUL, [q([2], 1.0, 0), q([2], 1.0, 0), i32(0)], [q([2], 1.0, 0)])
+
+
+def test_int32_needs_fuse_none_at_execution():
+    ins = [i32t([2]), i32t([2]), i32(1)]
+    with pytest.raises(OpFailedError):
+        run1(C.ADD, ins, [i32t([2])], [1, 2], [3, 4])
