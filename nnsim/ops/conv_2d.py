@@ -6,8 +6,8 @@ left/right/top/bottom, 7 stride_w, 8 stride_h, 9 fuse code, [10 layout (BOOL, FL
 5 stride_h, 6 fuse code, [7 layout, 8 dilation_w, 9 dilation_h]. Output 0 [N,OH,OW,O].
 
 Types: float32 / quant8-asymm FL1; float16, per-channel filter (channelDim 0), layout, dilation,
-or quant8 whose output scale is not above input_scale*filter_scale FL3; quant8-signed FL4
-(T13 common/types/operations/src/Conv2D.cpp).
+or quant8 failing the legacy scale check (as AOSP computes it: _common.legacy_quant_scale_ok)
+FL3; quant8-signed FL4 (T13 common/types/operations/src/Conv2D.cpp).
 """
 from __future__ import annotations
 
