@@ -134,7 +134,8 @@ def logistic_table(dtype, in_scale, in_zp, out_scale, out_zp):
     qmin, qmax = qrange(dtype)
     values = np.arange(qmin, qmax + 1, dtype=np.int64)
     dequantized = np.float32(in_scale) * (values - int(in_zp)).astype(np.float32)
-    e = np.exp(-dequantized.astype(np.float64)).astype(np.float32)
+    with np.errstate(over="ignore"):  # expf overflows to inf, and 1 / (1 + inf) = 0
+        e = np.exp(-dequantized.astype(np.float64)).astype(np.float32)
     transformed = np.float32(1.0) / (np.float32(1.0) + e)
     inverse_scale = np.float32(1.0) / np.float32(out_scale)
     scaled = (transformed * inverse_scale).astype(np.float64)

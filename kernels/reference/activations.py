@@ -56,7 +56,8 @@ def logistic(x, *, in_scale=None, in_zp=0, out_scale=None, out_zp=None):
     out_scale = 1.0 / 256 if out_scale is None else out_scale
     out_zp = qmin if out_zp is None else out_zp
     real = np.float32(in_scale) * (x.astype(np.int64) - int(in_zp)).astype(np.float32)
-    e = np.exp(-real.astype(np.float64)).astype(np.float32)
+    with np.errstate(over="ignore"):
+        e = np.exp(-real.astype(np.float64)).astype(np.float32)
     y = np.float32(1.0) / (np.float32(1.0) + e)
     scaled = y * (np.float32(1.0) / np.float32(out_scale))
     q = fx.round_half_away(scaled).astype(np.int64) + int(out_zp)

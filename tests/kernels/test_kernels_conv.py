@@ -1,0 +1,354 @@
+"""CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED: hand cases, numba == reference, LiteRT."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .kernel_litert import T, run_op
+from .kernel_testutil import assert_same, random_q, requires_litert, tflite_padding
+from nnsim.kernels import conv, depthwise, fully_connected
+from nnsim.kernels.reference import conv as ref_conv
+from nnsim.kernels.reference import depthwise as ref_depthwise
+from nnsim.kernels.reference import fully_connected as ref_fc
+
+NO_PAD = dict(pad_top=0, pad_bottom=0, pad_left=0, pad_right=0)
+
+
+# --- hand-computed cases (NNAPI CTS examples, nnapi-runtime.md 7.4) ----------------------------
+
+def test_conv_quant8_example():
+    x = np.array([8, 8, 8, 8, 4, 8, 8, 8, 8], np.uint8).reshape(1, 3, 3, 1)
+    w = np.full((1, 2, 2, 1), 2, np.uint8)
+    args = dict(stride_h=1, stride_w=1, **NO_PAD, in_scale=0.5, in_zp=0, w_scales=[0.5],
+                out_scale=1.0, out_zp=0)
+    bias = np.array([4], np.int32)
+    for fn in (conv.conv_2d, ref_conv.conv_2d):
+        out = fn(x, w, bias, **args)
+        assert out.dtype == np.uint8
+        assert out.ravel().tolist() == [15, 15, 15, 15]
+
+
+def test_conv_per_channel_with_uint8_input():
+    x = np.full((1, 3, 1, 2), 138, np.uint8)
+    w = np.array([1, 2, 1, 2, 1, 2], np.int8).reshape(3, 1, 1, 2)
+    args = dict(stride_h=1, stride_w=1, **NO_PAD, in_scale=0.5, in_zp=128,
+                w_scales=[0.5, 0.75, 1.0], out_scale=1.0, out_zp=128)
+    bias = np.array([4, 4, 4], np.int32)
+    for fn in (conv.conv_2d, ref_conv.conv_2d):
+        out = fn(x, w, bias, **args)
+        assert out.ravel().tolist() == [137, 141, 145] * 3
+
+
+def test_conv_float_example():
+    x = np.arange(1, 10, dtype=np.float32).reshape(1, 3, 3, 1)
+    w = np.array([1, 0, 0, -1], np.float32).reshape(1, 2, 2, 1)
+    out = conv.conv_2d(x, w, np.array([0.5], np.float32), stride_h=1, stride_w=1, **NO_PAD)
+    assert out.ravel().tolist() == [-3.5] * 4
+    relu = conv.conv_2d(x, w, np.array([0.5], np.float32), stride_h=1, stride_w=1, **NO_PAD,
+                        fuse=1)
+    assert relu.ravel().tolist() == [0.0] * 4
+
+
+def test_conv_skips_padding_taps():
+    # x = zero point everywhere: any output is bias-only, padding must not add -zp terms
+    x = np.full((1, 2, 2, 1), 100, np.uint8)
+    w = np.full((1, 3, 3, 1), 7, np.uint8)
+    args = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1,
+                in_scale=1.0, in_zp=100, w_scales=[1.0], w_zp=3, out_scale=1.0, out_zp=10)
+    out = conv.conv_2d(x, w, np.array([5], np.int32), **args)
+    assert out.ravel().tolist() == [15] * 4
+
+
+def test_depthwise_quant8_example():
+    x = np.array([4, 16, 4, 32, 4, 64, 4, 128], np.uint8).reshape(1, 2, 2, 2)
+    w = np.array([2, 4, 2, 0, 2, 2, 2, 0], np.uint8).reshape(1, 2, 2, 2)
+    args = dict(depth_multiplier=1, stride_h=1, stride_w=1, **NO_PAD, in_scale=0.5,
+                w_scales=[0.5], out_scale=1.0)
+    for fn in (depthwise.depthwise_conv_2d, ref_depthwise.depthwise_conv_2d):
+        assert fn(x, w, np.zeros(2, np.int32), **args).ravel().tolist() == [8, 48]
+
+
+def test_fully_connected_quant8_example():
+    # in real 1..4, weights real [[1, 1, 1, 1], [1, -1, 1, -1]], bias real [0.5, 0]
+    x = np.array([[2, 4, 6, 8]], np.uint8)            # scale 0.5
+    w = np.array([[130, 130, 130, 130], [130, 126, 130, 126]], np.uint8)  # scale 0.5, zp 128
+    bias = np.array([2, 0], np.int32)                  # scale 0.25
+    args = dict(in_scale=0.5, in_zp=0, w_scales=[0.5], w_zp=128, out_scale=0.5, out_zp=10)
+    for fn in (fully_connected.fully_connected, ref_fc.fully_connected):
+        assert fn(x, w, bias, **args).ravel().tolist() == [10 + 21, 10 - 4]
+
+
+def test_float16_is_computed_in_float32():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((1, 4, 4, 3)).astype(np.float16)
+    w = rng.standard_normal((2, 3, 3, 3)).astype(np.float16)
+    b = rng.standard_normal(2).astype(np.float16)
+    out = conv.conv_2d(x, w, b, stride_h=1, stride_w=1, **NO_PAD)
+    assert out.dtype == np.float16
+    expected = conv.conv_2d(x.astype(np.float32), w.astype(np.float32), b.astype(np.float32),
+                            stride_h=1, stride_w=1, **NO_PAD).astype(np.float16)
+    assert np.array_equal(out, expected)
+
+
+def test_packed_filter_matches_unpacked():
+    rng = np.random.default_rng(1)
+    x, w = random_q(rng, np.uint8, (1, 5, 5, 3)), random_q(rng, np.uint8, (4, 3, 3, 3))
+    args = dict(stride_h=1, stride_w=1, **NO_PAD, in_scale=0.1, in_zp=3, w_scales=[0.02],
+                w_zp=120, out_scale=0.5, out_zp=7)
+    packed = conv.pack_filter(w, 120)
+    assert_same(conv.conv_2d(x, w, None, packed_filter=packed, **args),
+                conv.conv_2d(x, w, None, **args))
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: conv.conv_2d(np.zeros((1, 3, 3, 2), np.float32), np.zeros((1, 2, 2, 3), np.float32),
+                             None, stride_h=1, stride_w=1, **NO_PAD),
+        lambda: conv.conv_2d(np.zeros((1, 2, 2, 1), np.float32), np.zeros((1, 3, 3, 1), np.float32),
+                             None, stride_h=1, stride_w=1, **NO_PAD),
+        lambda: conv.conv_2d(np.zeros((1, 3, 3, 1), np.float32), np.zeros((1, 2, 2, 1), np.float32),
+                             None, stride_h=0, stride_w=1, **NO_PAD),
+        lambda: conv.conv_2d(np.zeros((1, 3, 3, 1), np.uint8), np.zeros((2, 2, 2, 1), np.uint8),
+                             None, stride_h=1, stride_w=1, **NO_PAD, in_scale=1.0,
+                             w_scales=[1.0, 1.0, 1.0], out_scale=1.0),
+        lambda: depthwise.depthwise_conv_2d(np.zeros((1, 3, 3, 2), np.float32),
+                                            np.zeros((1, 2, 2, 3), np.float32), None,
+                                            depth_multiplier=1, stride_h=1, stride_w=1, **NO_PAD),
+        lambda: fully_connected.fully_connected(np.zeros((2, 3), np.float32),
+                                                np.zeros((4, 5), np.float32), None),
+    ],
+)
+def test_bad_arguments_raise_value_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+# --- numba core == numpy reference, hypothesis-chosen geometry and quantization ----------------
+
+@st.composite
+def conv_cases(draw, depthwise_case=False):
+    dtype = draw(st.sampled_from([np.uint8, np.int8, np.float32]))
+    kh, kw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    dh, dw = draw(st.integers(1, 2)), draw(st.integers(1, 2))
+    sh, sw = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    pads = [draw(st.integers(0, 2)) for _ in range(4)]
+    h = draw(st.integers(max(1, (kh - 1) * dh + 1 - pads[0] - pads[1]), 7))
+    w = draw(st.integers(max(1, (kw - 1) * dw + 1 - pads[2] - pads[3]), 7))
+    cin = draw(st.integers(1, 4))
+    mult = draw(st.integers(1, 3)) if depthwise_case else 1
+    cout = cin * mult if depthwise_case else draw(st.integers(1, 5))
+    per_channel = dtype == np.int8 and draw(st.booleans())
+    quant = dict(
+        in_scale=draw(st.floats(0.001, 0.2)),
+        w_scales=[draw(st.floats(0.001, 0.1)) for _ in range(cout if per_channel else 1)],
+        out_scale=draw(st.floats(0.01, 2.0)),
+    )
+    if dtype != np.float32:
+        info = np.iinfo(dtype)
+        quant.update(in_zp=draw(st.integers(info.min, info.max)),
+                     w_zp=draw(st.integers(0, 255)) if dtype == np.uint8 else 0,
+                     out_zp=draw(st.integers(info.min, info.max)))
+    geometry = dict(stride_h=sh, stride_w=sw, pad_top=pads[0], pad_bottom=pads[1],
+                    pad_left=pads[2], pad_right=pads[3], dilation_h=dh, dilation_w=dw,
+                    fuse=draw(st.integers(0, 3)))
+    return dtype, (draw(st.integers(1, 2)), h, w, cin), (kh, kw), cout, mult, geometry, quant, \
+        draw(st.integers(0, 2**32 - 1))
+
+
+def _arrays(dtype, x_shape, w_shape, cout, seed):
+    rng = np.random.default_rng(seed)
+    if dtype == np.float32:
+        return (rng.standard_normal(x_shape).astype(np.float32),
+                rng.standard_normal(w_shape).astype(np.float32),
+                rng.standard_normal(cout).astype(np.float32))
+    w = random_q(rng, dtype, w_shape)
+    if dtype == np.int8:
+        w[w == -128] = -127  # symmetric int8 filters
+    bias = rng.integers(-20000, 20000, cout).astype(np.int32)
+    return random_q(rng, dtype, x_shape), w, bias
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_cases())
+def test_conv_numba_matches_reference(case):
+    dtype, x_shape, (kh, kw), cout, _, geometry, quant, seed = case
+    x, w, bias = _arrays(dtype, x_shape, (cout, kh, kw, x_shape[3]), cout, seed)
+    args = geometry if dtype == np.float32 else dict(geometry, **quant)
+    assert_same(conv.conv_2d(x, w, bias, **args), ref_conv.conv_2d(x, w, bias, **args))
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_cases(depthwise_case=True))
+def test_depthwise_numba_matches_reference(case):
+    dtype, x_shape, (kh, kw), cout, mult, geometry, quant, seed = case
+    x, w, bias = _arrays(dtype, x_shape, (1, kh, kw, cout), cout, seed)
+    args = dict(geometry, depth_multiplier=mult)
+    if dtype != np.float32:
+        args.update(quant)
+    assert_same(depthwise.depthwise_conv_2d(x, w, bias, **args),
+                ref_depthwise.depthwise_conv_2d(x, w, bias, **args))
+
+
+@settings(max_examples=40, deadline=None)
+@given(conv_cases())
+def test_fully_connected_numba_matches_reference(case):
+    dtype, x_shape, _, units, _, geometry, quant, seed = case
+    size = x_shape[1] * x_shape[3]
+    x, w, bias = _arrays(dtype, (x_shape[0] * x_shape[2], size), (units, size), units, seed)
+    args = dict(fuse=geometry["fuse"])
+    if dtype != np.float32:
+        args.update(quant)
+    assert_same(fully_connected.fully_connected(x, w, bias, **args),
+                ref_fc.fully_connected(x, w, bias, **args))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")  # plain-Python cores (JIT off)
+def test_int32_accumulator_wraps_like_tflite():
+    # 1x1 conv with 40000 taps of 255*255 overflows int32: both kernels wrap identically
+    x = np.full((1, 1, 1, 40000), 255, np.uint8)
+    w = np.full((1, 1, 1, 40000), 255, np.uint8)
+    args = dict(stride_h=1, stride_w=1, **NO_PAD, in_scale=1.0, in_zp=0, w_scales=[1.0],
+                w_zp=0, out_scale=2.0**20, out_zp=128)
+    assert_same(conv.conv_2d(x, w, None, **args), ref_conv.conv_2d(x, w, None, **args))
+
+
+# --- LiteRT reference kernels (BUILTIN_REF) ----------------------------------------------------
+
+def _litert_case(rng, dtype, op):
+    info = np.iinfo(dtype)
+    while True:
+        h, w, cin = (int(v) for v in rng.integers(3, 9, 3))
+        kh, kw = (int(v) for v in rng.integers(1, 4, 2))
+        sh, sw = (int(v) for v in rng.integers(1, 3, 2))
+        dh, dw = (1, 1) if op == "fc" or rng.random() < 0.5 else rng.integers(1, 3, 2).tolist()
+        same = bool(rng.random() < 0.5)
+        pt, pb, oh = tflite_padding(h, kh, sh, dh, same)
+        pl, pr, ow = tflite_padding(w, kw, sw, dw, same)
+        if oh >= 1 and ow >= 1:
+            break
+    geometry = dict(stride_h=sh, stride_w=sw, pad_top=pt, pad_bottom=pb, pad_left=pl,
+                    pad_right=pr, dilation_h=dh, dilation_w=dw, fuse=int(rng.integers(0, 4)))
+    options = dict(Padding=0 if same else 1, StrideW=sw, StrideH=sh, DilationWFactor=dw,
+                   DilationHFactor=dh, FusedActivationFunction=geometry["fuse"])
+    quant = dict(in_scale=float(np.float32(rng.uniform(0.005, 0.1))),
+                 in_zp=int(rng.integers(info.min, info.max)),
+                 out_scale=float(np.float32(rng.uniform(0.02, 0.5))),
+                 out_zp=int(rng.integers(info.min, info.max)))
+    return random_q(rng, dtype, (1, h, w, cin)), (kh, kw), geometry, options, quant
+
+
+def _filter(rng, dtype, shape, channels, per_channel):
+    w = random_q(rng, dtype, shape)
+    if dtype == np.uint8:
+        return w, np.float32([rng.uniform(0.002, 0.05)]), int(rng.integers(0, 256))
+    w[w == -128] = -127
+    n = channels if per_channel else 1
+    return w, rng.uniform(0.002, 0.05, n).astype(np.float32), 0
+
+
+def _bias_tensor(bias, in_scale, w_scales):
+    return T(bias.shape, np.int32, (np.float32(in_scale) * w_scales).astype(np.float32), 0,
+             data=bias)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_conv_matches_litert(rng, dtype):
+    for _ in range(25):
+        x, (kh, kw), geometry, options, quant = _litert_case(rng, dtype, "conv")
+        cout = int(rng.integers(1, 6))
+        w, w_scales, w_zp = _filter(rng, dtype, (cout, kh, kw, x.shape[3]), cout,
+                                    per_channel=True)
+        bias = rng.integers(-3000, 3000, cout).astype(np.int32)
+        ours = conv.conv_2d(x, w, bias, **geometry, **quant, w_scales=w_scales, w_zp=w_zp)
+        (expected,) = run_op(
+            "CONV_2D",
+            [T(x.shape, dtype, quant["in_scale"], quant["in_zp"]),
+             T(w.shape, dtype, w_scales, w_zp, data=w), _bias_tensor(bias, quant["in_scale"],
+                                                                     w_scales)],
+            [T(ours.shape, dtype, quant["out_scale"], quant["out_zp"])], [x], options)
+        assert_same(ours, expected)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_depthwise_matches_litert(rng, dtype):
+    for _ in range(25):
+        x, (kh, kw), geometry, options, quant = _litert_case(rng, dtype, "dw")
+        mult = int(rng.integers(1, 3))
+        cout = x.shape[3] * mult
+        w, w_scales, w_zp = _filter(rng, dtype, (1, kh, kw, cout), cout, per_channel=True)
+        bias = rng.integers(-3000, 3000, cout).astype(np.int32)
+        ours = depthwise.depthwise_conv_2d(x, w, bias, depth_multiplier=mult, **geometry,
+                                           **quant, w_scales=w_scales, w_zp=w_zp)
+        (expected,) = run_op(
+            "DEPTHWISE_CONV_2D",
+            [T(x.shape, dtype, quant["in_scale"], quant["in_zp"]),
+             T(w.shape, dtype, w_scales, w_zp, data=w, quant_dim=3),
+             _bias_tensor(bias, quant["in_scale"], w_scales)],
+            [T(ours.shape, dtype, quant["out_scale"], quant["out_zp"])], [x],
+            dict(options, DepthMultiplier=mult))
+        assert_same(ours, expected)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_fully_connected_matches_litert(rng, dtype, per_channel):
+    if per_channel and dtype == np.uint8:
+        pytest.skip("TFLite has no per-channel uint8 fully connected")
+    for _ in range(20):
+        x, _, geometry, _, quant = _litert_case(rng, dtype, "fc")
+        x = x.reshape(x.shape[1], -1)
+        units = int(rng.integers(1, 7))
+        w, w_scales, w_zp = _filter(rng, dtype, (units, x.shape[1]), units, per_channel)
+        bias = rng.integers(-3000, 3000, units).astype(np.int32)
+        fuse = geometry["fuse"]
+        ours = fully_connected.fully_connected(x, w, bias, fuse=fuse, **quant, w_scales=w_scales,
+                                               w_zp=w_zp)
+        (expected,) = run_op(
+            "FULLY_CONNECTED",
+            [T(x.shape, dtype, quant["in_scale"], quant["in_zp"]),
+             T(w.shape, dtype, w_scales, w_zp, data=w),
+             _bias_tensor(bias, quant["in_scale"], w_scales)],
+            [T(ours.shape, dtype, quant["out_scale"], quant["out_zp"])], [x],
+            dict(FusedActivationFunction=fuse))
+        assert_same(ours, expected)
+
+
+@requires_litert
+def test_float_kernels_match_litert(rng):
+    f32 = np.float32
+    for _ in range(10):
+        x = rng.standard_normal((1, 6, 5, 3)).astype(f32)
+        fuse = int(rng.integers(0, 4))
+        w = rng.standard_normal((4, 3, 2, 3)).astype(f32)
+        b = rng.standard_normal(4).astype(f32)
+        pt, pb, _ = tflite_padding(6, 3, 2, 1, True)
+        pl, pr, _ = tflite_padding(5, 2, 1, 1, True)
+        geometry = dict(stride_h=2, stride_w=1, pad_top=pt, pad_bottom=pb, pad_left=pl,
+                        pad_right=pr, fuse=fuse)
+        options = dict(Padding=0, StrideW=1, StrideH=2, FusedActivationFunction=fuse)
+        ours = conv.conv_2d(x, w, b, **geometry)
+        (expected,) = run_op("CONV_2D", [T(x.shape, f32), T(w.shape, f32, data=w),
+                                         T(b.shape, f32, data=b)], [T(ours.shape, f32)], [x],
+                             options)
+        assert_same(ours, expected)
+        wd = rng.standard_normal((1, 3, 2, 6)).astype(f32)
+        bd = rng.standard_normal(6).astype(f32)
+        ours = depthwise.depthwise_conv_2d(x, wd, bd, depth_multiplier=2, **geometry)
+        (expected,) = run_op("DEPTHWISE_CONV_2D", [T(x.shape, f32), T(wd.shape, f32, data=wd),
+                                                   T(bd.shape, f32, data=bd)],
+                             [T(ours.shape, f32)], [x], dict(options, DepthMultiplier=2))
+        assert_same(ours, expected)
+        x2 = x.reshape(6, 15)
+        w2 = rng.standard_normal((4, 15)).astype(f32)
+        ours = fully_connected.fully_connected(x2, w2, b, fuse=fuse)
+        (expected,) = run_op("FULLY_CONNECTED", [T(x2.shape, f32), T(w2.shape, f32, data=w2),
+                                                 T(b.shape, f32, data=b)], [T(ours.shape, f32)],
+                             [x2], dict(FusedActivationFunction=fuse))
+        assert_same(ours, expected)

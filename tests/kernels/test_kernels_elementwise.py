@@ -1,0 +1,118 @@
+"""ADD, SUB, MUL: hand cases, broadcasting, numba == reference, LiteRT."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from .kernel_litert import T, run_op
+from .kernel_testutil import assert_same, random_q, requires_litert
+from nnsim.kernels import elementwise
+from nnsim.kernels.reference import elementwise as ref_elementwise
+
+OPS = [(elementwise.add, ref_elementwise.add, "ADD"),
+       (elementwise.sub, ref_elementwise.sub, "SUB"),
+       (elementwise.mul, ref_elementwise.mul, "MUL")]
+
+
+def test_add_quant8_example():
+    a = np.array([1, 2], np.uint8)   # scale 2.0
+    b = np.array([3, 4], np.uint8)   # scale 1.0
+    args = dict(in1_scale=2.0, in1_zp=0, in2_scale=1.0, in2_zp=0, out_scale=1.0, out_zp=0)
+    for fn in (elementwise.add, ref_elementwise.add):
+        assert fn(a, b, **args).tolist() == [5, 8]
+
+
+@pytest.mark.parametrize("dtype, zp", [(np.uint8, 0), (np.int8, -128)])
+def test_add_broadcast_example(dtype, zp):
+    a = (np.array([[1, 2]]) + zp).astype(dtype)            # [1, 2] scale 2.0
+    b = (np.array([[1, 2], [3, 4]]) + zp).astype(dtype)    # [2, 2] scale 1.0
+    args = dict(in1_scale=2.0, in1_zp=zp, in2_scale=1.0, in2_zp=zp, out_scale=1.0, out_zp=zp)
+    out = elementwise.add(a, b, **args)
+    assert (out.astype(int) - zp).tolist() == [[3, 6], [5, 8]]
+
+
+def test_mul_and_sub_hand_cases():
+    a = np.array([10, 20, 30], np.uint8)  # scale 0.5 zp 10 -> 0, 5, 10
+    b = np.array([12, 8, 14], np.uint8)   # scale 0.25 zp 8 -> 1, 0, 1.5
+    q = dict(in1_scale=0.5, in1_zp=10, in2_scale=0.25, in2_zp=8, out_scale=0.5, out_zp=20)
+    assert elementwise.mul(a, b, **q).tolist() == [20, 20, 50]       # 0, 0, 15 real
+    assert elementwise.sub(a, b, **q).tolist() == [18, 30, 37]       # -1, 5, 8.5 real
+    assert elementwise.add(a, b, **q, fuse=1).tolist() == [22, 30, 43]  # 1, 5, 11.5 real
+
+
+def test_float_with_fused_relu1_and_broadcast():
+    a = np.array([[-3.0], [0.25]], np.float32)
+    b = np.array([1.0, -2.0, 0.5], np.float32)
+    out = elementwise.add(a, b, fuse=2)
+    assert out.shape == (2, 3)
+    assert out.tolist() == [[-1.0, -1.0, -1.0], [1.0, -1.0, 0.75]]
+
+
+def test_float16_in_float16_out():
+    a = np.array([1.5, 2.25], np.float16)
+    out = elementwise.mul(a, a)
+    assert out.dtype == np.float16 and out.tolist() == [2.25, 5.0625]
+
+
+@st.composite
+def binary_cases(draw):
+    dtype = draw(st.sampled_from([np.uint8, np.int8, np.float32]))
+    rank = draw(st.integers(1, 4))
+    shape = [draw(st.integers(1, 4)) for _ in range(rank)]
+    other = [d if draw(st.booleans()) else 1 for d in shape][draw(st.integers(0, rank - 1)):]
+    shapes = (shape, other) if draw(st.booleans()) else (other, shape)
+    scales = [draw(st.floats(0.001, 1.0)) for _ in range(3)]
+    return dtype, shapes, scales, draw(st.integers(0, 3)), draw(st.integers(0, 2**32 - 1))
+
+
+@settings(max_examples=80, deadline=None)
+@given(binary_cases())
+def test_numba_matches_reference(case):
+    dtype, (sa, sb), scales, fuse, seed = case
+    rng = np.random.default_rng(seed)
+    if dtype == np.float32:
+        a, b, quant = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype), {}
+    else:
+        info = np.iinfo(dtype)
+        a, b = random_q(rng, dtype, sa), random_q(rng, dtype, sb)
+        zps = rng.integers(info.min, info.max + 1, 3).tolist()
+        quant = dict(in1_scale=scales[0], in1_zp=zps[0], in2_scale=scales[1], in2_zp=zps[1],
+                     out_scale=scales[2], out_zp=zps[2])
+    for fast, ref, _ in OPS:
+        assert_same(fast(a, b, fuse=fuse, **quant), ref(a, b, fuse=fuse, **quant))
+
+
+def test_mixed_output_type():
+    a = np.array([0, 128, 255], np.uint8)
+    out = elementwise.add(a, a, in1_scale=0.1, in1_zp=128, in2_scale=0.1, in2_zp=128,
+                          out_scale=0.2, out_zp=0, out_dtype=np.int8)
+    assert out.dtype == np.int8
+    assert out.tolist() == [-128, 0, 127]  # -25.6 / 0.2, 0, 25.4 / 0.2
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.float32])
+@pytest.mark.parametrize("fast, _, op", OPS)
+def test_matches_litert(rng, dtype, fast, _, op):
+    shapes = [((1, 3, 4, 2), (1, 3, 4, 2)), ((1, 3, 4, 2), (1, 1, 1, 2)), ((1, 3, 1, 2), (1, 1, 4, 1)),
+              ((5, 3), (3,)), ((2, 1, 3), (4, 1))]
+    for i in range(30):
+        sa, sb = shapes[i % len(shapes)]
+        fuse = int(rng.integers(0, 4))
+        if dtype == np.float32:
+            a, b = rng.standard_normal(sa).astype(dtype), rng.standard_normal(sb).astype(dtype)
+            q = [(None, 0)] * 3
+        else:
+            info = np.iinfo(dtype)
+            a, b = random_q(rng, dtype, sa), random_q(rng, dtype, sb)
+            q = [(float(np.float32(rng.uniform(0.005, 0.3))), int(rng.integers(info.min, info.max)))
+                 for _ in range(3)]
+        ours = fast(a, b, fuse=fuse, in1_scale=q[0][0], in1_zp=q[0][1], in2_scale=q[1][0],
+                    in2_zp=q[1][1], out_scale=q[2][0], out_zp=q[2][1])
+        (expected,) = run_op(op, [T(a.shape, dtype, *q[0]), T(b.shape, dtype, *q[1])],
+                             [T(ours.shape, dtype, *q[2])], [a, b],
+                             dict(FusedActivationFunction=fuse))
+        assert_same(ours, expected, rtol=0, atol=0)
