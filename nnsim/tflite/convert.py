@@ -1,0 +1,380 @@
+"""Build the NNAPI model of one delegated partition: the delegate's ``BuildGraph``.
+
+Reference: docs/reference/tflite-nnapi-delegate.md sections 3 (operands) and 4 (op mapping);
+upstream ``NNAPIOpBuilder`` / ``NNAPIDelegateKernel::AddOpsAndTensors`` / ``BuildGraph`` in
+``tensorflow/lite/delegates/nnapi/nnapi_delegate.cc``.
+
+``build_nnapi_model(model, subgraph_index, node_indices, input_tensors, output_tensors,
+options) -> ConvertedModel`` builds the model through the public ``ModelBuilder`` methods only
+(``add_operand``, ``set_operand_value``, ``set_operand_symm_per_channel_quant_params``,
+``add_operation``, ``identify_inputs_and_outputs``, ``relax_computation_float32_to_float16``,
+``finish``), in the upstream call order, so operand indices, lifetimes and operation order are
+the ones a board's GraphDump shows. Constants are always attached with ``set_operand_value``
+(3.3 step 4: nnsim models come from a buffer, not from an mmap'ed file), so a value of at most
+128 bytes is CONSTANT_COPY and a larger one CONSTANT_REFERENCE.
+
+This module holds the public API and the operand builder (``NNAPIOpBuilder``, 3.2-3.4);
+``nnsim.tflite.convert_ops`` holds the per-node mapping (3.1, 3.5, 3.7, 4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnsim.errors import BadDataError
+from nnsim.runtime.model import ModelBuilder
+from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.validate import SDK_NNAPI11, legacy_quant_params
+from nnsim.types import OperandType as T
+from nnsim.types import OperationCode as C
+
+__all__ = ["ConvertOptions", "ConvertedModel", "ConvertError", "build_nnapi_model",
+           "apply_input_conversion", "apply_output_conversion"]
+
+# Tensor flags of AddTensor (3.1 / 3.2; NN_TENSOR_FLAG_*).
+SCALAR_AS_TENSOR = 1 << 0
+INT8_CONVERSION = 1 << 1
+USE_INT8_ASYMM_SIGNED = 1 << 2
+FORCE_PER_CHANNEL = 1 << 3
+HALF_TO_FLOAT_CONVERSION = 1 << 4
+
+_NP = {TT.FLOAT32: "float32", TT.FLOAT16: "float16", TT.INT32: "int32", TT.UINT8: "uint8",
+       TT.INT8: "int8", TT.INT64: "int64", TT.BOOL: "bool", TT.INT16: "int16"}
+
+
+class ConvertError(BadDataError):
+    """The partition cannot be expressed as an NNAPI model (upstream: ``Init`` fails)."""
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    """``target_feature_level``: 27..31 or 1000006+ (3.1 flags, 4 variants);
+    ``android_sdk_version``: the device SDK (HARD_SWISH lowering, relaxed-fp16 call)."""
+
+    target_feature_level: int
+    android_sdk_version: int
+    allow_fp16: bool = False
+
+
+@dataclass
+class ConvertedModel:
+    """A finished NNAPI model and how it maps back to the TFLite subgraph.
+
+    ``input_conversions`` / ``output_conversions`` name the value conversion the delegate's
+    ``Invoke`` applies (3.6): ``int8_to_uint8`` (+128 before NNAPI), ``uint8_to_int8`` (-128
+    after), ``uint8_to_int32``, ``int8_to_int32`` (plain widening, FL >= 30),
+    ``int8_to_int32_plus128`` (FL < 30), ``int64_to_int32``. See ``apply_*_conversion``.
+    """
+
+    nnapi_model: ModelBuilder
+    tensor_to_operand: dict[int, int]
+    model_input_tensors: list[int]
+    model_output_tensors: list[int]
+    input_conversions: dict[int, str] = field(default_factory=dict)
+    output_conversions: dict[int, str] = field(default_factory=dict)
+    nnapi_to_tflite_node: list[int] = field(default_factory=list)
+
+
+def apply_input_conversion(value, conversion: str | None) -> np.ndarray:
+    """A TFLite input value as the NNAPI model input expects it (3.6)."""
+    value = np.asarray(value)
+    if conversion is None:
+        return value
+    if conversion == "int8_to_uint8":
+        return (value.astype(np.int16) + 128).astype(np.uint8)
+    if conversion == "int8_to_int32_plus128":
+        return value.astype(np.int32) + 128
+    if conversion in ("uint8_to_int32", "int8_to_int32", "int64_to_int32"):
+        return value.astype(np.int32)
+    raise ValueError(f"unknown input conversion {conversion!r}")
+
+
+def apply_output_conversion(value, conversion: str | None) -> np.ndarray:
+    """An NNAPI model output as the TFLite tensor holds it (3.6)."""
+    value = np.asarray(value)
+    if conversion is None:
+        return value
+    if conversion == "uint8_to_int8":
+        return (value.astype(np.int16) - 128).astype(np.int8)
+    raise ValueError(f"unknown output conversion {conversion!r}")
+
+
+def _as_type(spec_type) -> T:
+    return T(int(spec_type))
+
+
+class OpBuilder:
+    """``NNAPIOpBuilder``: operands of the op being built accumulate in ``ins``/``outs``
+    (augmented_inputs_/augmented_outputs_) until ``finalize`` adds the operation."""
+
+    def __init__(self, subgraph, options: ConvertOptions):
+        self.sg = subgraph
+        self.tensors = subgraph.tensors
+        self.fl = int(options.target_feature_level)
+        self.sdk = int(options.android_sdk_version)
+        self.model = ModelBuilder()
+        self.t2a: dict[int, int] = {}          # TFLite tensor -> NNAPI operand (3.2)
+        self.type_conversion: dict[int, TT] = {}  # TFLite tensor -> equivalent TFLite type
+        self.ins: list[int] = []
+        self.outs: list[int] = []
+        self.op_to_node: list[int] = []       # nnapi_to_tflite_op_mapping_
+        self.dequantized: dict[tuple[int, int], int] = {}  # DequantizeMapping
+        self.node = -1
+
+    # -- raw operands ---------------------------------------------------------------------------
+    def operand(self, nn_type, dims=(), scale: float = 0.0, zp: int = 0) -> int:
+        return self.model.add_operand(OperandTypeSpec(int(nn_type), tuple(int(d) for d in dims),
+                                                      float(scale), int(zp)))
+
+    def set_value(self, index: int, values) -> None:
+        if values is None:
+            self.model.set_operand_value(index, None)
+        else:
+            self.model.set_operand_value(index, np.ascontiguousarray(values))
+
+    def add_operation(self, code, inputs, outputs) -> None:
+        """AddOperationToModel: the op and its originating TFLite node (3.5)."""
+        self.model.add_operation(int(code), list(inputs), list(outputs))
+        self.op_to_node.append(self.node)
+
+    def finalize(self, code) -> None:
+        """FinalizeAddOperation."""
+        self.add_operation(code, self.ins, self.outs)
+        self.ins, self.outs = [], []
+
+    # -- AddTensor (3.2, 3.3) --------------------------------------------------------------------
+    def tensor(self, index: int, flags: int = 0, hybrid: bool = False) -> int:
+        """The NNAPI operand of TFLite tensor ``index``; registered once, first wins."""
+        if index < 0:
+            raise ConvertError(f"node {self.node}: an omitted optional input has no NNAPI "
+                               f"operand here")
+        if index in self.t2a:
+            return self.t2a[index]
+        t = self.tensors[index]
+        ttype = t.type
+        if hybrid and ttype == TT.UINT8:
+            ttype = TT.INT8  # legacy: uint8 weights of hybrid ops hold int8 values
+        scale, zp = legacy_quant_params(t)
+        per_channel = None
+        if ttype == TT.FLOAT32:
+            nn, scale, zp = T.TENSOR_FLOAT32, 0.0, 0
+        elif ttype == TT.FLOAT16:
+            nn, scale, zp = T.TENSOR_FLOAT16, 0.0, 0
+            if flags & HALF_TO_FLOAT_CONVERSION:
+                nn = T.TENSOR_FLOAT32
+                self.type_conversion[index] = TT.FLOAT32
+        elif ttype == TT.UINT8:
+            nn = T.TENSOR_QUANT8_ASYMM
+            scale = 1.0 if scale == 0 else scale
+        elif ttype == TT.INT8:
+            if flags & USE_INT8_ASYMM_SIGNED:
+                nn = T.TENSOR_QUANT8_ASYMM_SIGNED
+            elif flags & INT8_CONVERSION:
+                nn = T.TENSOR_QUANT8_ASYMM
+            else:
+                nn = T.TENSOR_QUANT8_SYMM
+            q = t.quantization
+            if q is not None and (len(q.scales) > 1 or flags & FORCE_PER_CHANNEL):
+                per_channel = SymmPerChannelQuantParams(int(q.quantized_dimension),
+                                                        tuple(float(s) for s in q.scales))
+                nn, scale, zp = T.TENSOR_QUANT8_SYMM_PER_CHANNEL, 0.0, 0
+            else:
+                if flags & INT8_CONVERSION:
+                    zp += 128
+                    self.type_conversion[index] = TT.UINT8
+                scale = 1.0 if scale == 0 else scale
+        elif ttype == TT.INT32:
+            nn = T.TENSOR_INT32
+        elif ttype == TT.BOOL:
+            nn, scale, zp = T.TENSOR_BOOL8, 0.0, 0
+        elif ttype == TT.INT16:
+            nn = T.TENSOR_QUANT16_SYMM
+        else:
+            raise ConvertError(f"Failed to add NN API tensor: type {ttype.name} is not "
+                               f"supported (tensor {index} '{t.name}').")
+        dims = tuple(t.shape)
+        if not dims and flags & SCALAR_AS_TENSOR:
+            dims = (1,)
+        ann = self.operand(nn, dims, scale, zp)
+        self.t2a[index] = ann
+        if per_channel is not None:
+            self.model.set_operand_symm_per_channel_quant_params(ann, per_channel)
+        if t.is_constant:
+            data = np.asarray(t.data)
+            if ttype in (TT.UINT8, TT.INT8) and flags & INT8_CONVERSION and per_channel is None:
+                data = (data.view(np.int8).astype(np.int16) + 128).astype(np.uint8)
+            elif t.type == TT.FLOAT16 and flags & HALF_TO_FLOAT_CONVERSION:
+                data = data.astype(np.float32)
+            self.set_value(ann, data)
+        return ann
+
+    def tensor_input(self, index: int, flags: int = 0, hybrid: bool = False) -> int:
+        ann = self.tensor(index, flags, hybrid)
+        self.ins.append(ann)
+        return ann
+
+    def tensor_output(self, index: int, flags: int = 0) -> int:
+        ann = self.tensor(index, flags)
+        self.outs.append(ann)
+        return ann
+
+    # -- scalars, vectors, delegate-made tensors (3.4) -----------------------------------------
+    def _scalar(self, nn_type, value, dtype) -> int:
+        ann = self.operand(nn_type)
+        self.set_value(ann, np.asarray([value], dtype=dtype))
+        self.ins.append(ann)
+        return ann
+
+    def scalar_int32(self, value) -> int:
+        return self._scalar(T.INT32, int(value), np.int32)
+
+    def scalar_float32(self, value) -> int:
+        return self._scalar(T.FLOAT32, value, np.float32)
+
+    def scalar_bool(self, value) -> int:
+        return self._scalar(T.BOOL, bool(value), np.bool_)
+
+    def vector(self, values, nn_type, dtype, scale: float = 0.0, zp: int = 0) -> int:
+        """AddVectorOperand: dims [n]; n == 0 gives an omitted (NO_VALUE) operand."""
+        arr = np.asarray([] if values is None else values, dtype=dtype).reshape(-1)
+        ann = self.operand(nn_type, (arr.size,), scale, zp)
+        self.set_value(ann, arr if arr.size else None)
+        self.ins.append(ann)
+        return ann
+
+    def vector_int32(self, values, scale: float = 0.0, zp: int = 0) -> int:
+        return self.vector(values, T.TENSOR_INT32, np.int32, scale, zp)
+
+    def vector_float32(self, values) -> int:
+        return self.vector(values, T.TENSOR_FLOAT32, np.float32)
+
+    def new_constant(self, nn_type, dims, values, dtype, scale: float = 0.0, zp: int = 0) -> int:
+        """AddNewInputConstantTensor: a delegate-made constant with explicit type/params."""
+        ann = self.operand(nn_type, dims, scale, zp)
+        self.set_value(ann, np.asarray(values, dtype=dtype).reshape(tuple(dims)))
+        self.ins.append(ann)
+        return ann
+
+    def additional_output(self, dims, nn_type, scale: float = 0.0, zp: int = 0) -> int:
+        """AddAdditionalOutputTensor: a new temporary written by the op being built."""
+        ann = self.operand(nn_type, dims, scale, zp)
+        self.outs.append(ann)
+        return ann
+
+    def intermediate_output(self, tfl_type, dims, scale, zp, need_int8: bool = False) -> int:
+        """AddIntermediateOutputTensor."""
+        if tfl_type == TT.FLOAT32:
+            nn = T.TENSOR_FLOAT32
+        elif tfl_type == TT.INT8:
+            nn = T.TENSOR_QUANT8_ASYMM if need_int8 else T.TENSOR_QUANT8_ASYMM_SIGNED
+        elif tfl_type == TT.UINT8:
+            nn = T.TENSOR_QUANT8_ASYMM
+        else:
+            raise ConvertError(f"node {self.node}: no intermediate tensor of type "
+                               f"{TT(tfl_type).name}")
+        return self.additional_output(dims, nn, scale, zp + (128 if need_int8 else 0))
+
+    def single_value_as_scalar(self, index: int, nn_type) -> None:
+        """AddSingleValueTensorAsScalarOperand: a non-constant 1-element tensor fed to an NNAPI
+        scalar; it becomes a model input with a recorded type conversion. (Upstream adds the
+        scalar operand even when the tensor is already mapped; kept.)"""
+        t = self.tensors[index]
+        if int(np.prod(t.shape)) != 1:
+            raise ConvertError(f"node {self.node}: tensor {index} must hold exactly one value")
+        equivalent = {T.INT32: TT.INT32, T.FLOAT32: TT.FLOAT32}.get(_as_type(nn_type))
+        if equivalent is None:
+            raise ConvertError(f"NN API Delegate: Can't get an equivalent TF Lite type for "
+                               f"provided NN API type: {int(nn_type)}.")
+        ann = self.operand(nn_type)
+        if index in self.t2a:
+            self.ins.append(self.t2a[index])
+            return
+        self.t2a[index] = ann
+        self.ins.append(ann)
+        if t.type != equivalent:
+            self.type_conversion[index] = equivalent
+
+    def add_dequantize(self, position: int, index: int, dequantized_type) -> None:
+        """AddDequantize (3.7): one DEQUANTIZE per (operand, type), reused; replaces input
+        ``position`` of the op being built."""
+        ann = self.t2a[index]
+        key = (ann, int(dequantized_type))
+        if key not in self.dequantized:
+            out = self.operand(T.TENSOR_FLOAT32, self.tensors[index].shape)
+            self.add_operation(C.DEQUANTIZE, [ann], [out])
+            self.dequantized[key] = out
+        self.ins[position] = self.dequantized[key]
+
+    def append_reshape(self, intermediate: int, out_index: int) -> None:
+        """AppendReshape: RESHAPE(intermediate, out dims) -> the TFLite output."""
+        self.ins.append(intermediate)
+        self.vector_int32(self.tensors[out_index].shape)
+        self.tensor_output(out_index, USE_INT8_ASYMM_SIGNED)
+        self.finalize(C.RESHAPE)
+
+    def append_requantize(self, intermediate: int, out_index: int, flags: int) -> None:
+        """AppendRequantize: ADD(intermediate, zero [1] scale 1 zp 0, NONE) -> the output."""
+        self.ins.append(intermediate)
+        out = self.tensors[out_index]
+        if out.type not in (TT.UINT8, TT.INT8):
+            raise ConvertError(f"node {self.node}: requantize needs a quantized output")
+        if out.type == TT.UINT8 or flags & INT8_CONVERSION:
+            self.vector([0], T.TENSOR_QUANT8_ASYMM, np.uint8, 1.0, 0)
+        else:
+            self.vector([0], T.TENSOR_QUANT8_ASYMM_SIGNED, np.int8, 1.0, 0)
+        self.scalar_int32(0)
+        self.tensor_output(out_index, flags)
+        self.finalize(C.ADD)
+
+
+def _conversion_name(src: TT, dst: TT, fl: int) -> str:
+    name = f"{_NP.get(src, src.name.lower())}_to_{_NP.get(dst, dst.name.lower())}"
+    if name == "int8_to_int32" and fl < 30:
+        name += "_plus128"
+    return name
+
+
+def build_nnapi_model(model, subgraph_index: int, node_indices, input_tensors, output_tensors,
+                      options: ConvertOptions) -> ConvertedModel:
+    """``NNAPIDelegateKernel::BuildGraph`` for the partition ``node_indices`` (in that order).
+
+    ``input_tensors`` / ``output_tensors`` are the partition's tensor lists (6.4); model inputs
+    are the non-constant, non-omitted, mapped ones sorted ascending, model outputs the mapped
+    ones sorted ascending (3.6). Raises ConvertError, or the NnapiError of the failing
+    ModelBuilder call, when the partition cannot be built.
+    """
+    from nnsim.tflite import convert_ops
+
+    sg = model.subgraphs[subgraph_index]
+    b = OpBuilder(sg, options)
+    nodes = [int(n) for n in node_indices]
+    convert_ops.register_fp16_dequantize_inputs(b, nodes)
+    for n in nodes:
+        b.node = n
+        convert_ops.add_node(b, sg.operators[n])
+
+    ins, model_inputs = [], []
+    for t in sorted({int(i) for i in input_tensors}):
+        if t < 0 or sg.tensors[t].is_constant or t not in b.t2a:
+            continue
+        ins.append(b.t2a[t])
+        model_inputs.append(t)
+    outs, model_outputs = [], []
+    for t in sorted({int(o) for o in output_tensors}):
+        if t >= 0 and t in b.t2a:
+            outs.append(b.t2a[t])
+            model_outputs.append(t)
+    b.model.identify_inputs_and_outputs(ins, outs)
+    if b.sdk >= SDK_NNAPI11:
+        b.model.relax_computation_float32_to_float16(bool(options.allow_fp16))
+    b.model.finish()
+
+    in_conv = {t: _conversion_name(sg.tensors[t].type, b.type_conversion[t], b.fl)
+               for t in model_inputs if t in b.type_conversion}
+    out_conv = {t: "uint8_to_int8" for t in model_outputs
+                if sg.tensors[t].type == TT.INT8 and b.type_conversion.get(t) == TT.UINT8}
+    return ConvertedModel(b.model, dict(b.t2a), model_inputs, model_outputs, in_conv, out_conv,
+                          list(b.op_to_node))
+
