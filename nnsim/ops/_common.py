@@ -121,3 +121,19 @@ def nhwc_dims(shape, nchw: bool) -> tuple[int, int, int, int]:
 def layout_shape(n: int, h: int, w: int, c: int, nchw: bool) -> tuple:
     return (n, c, h, w) if nchw else (n, h, w, c)
 
+
+
+def optional_bool(ctx, index: int) -> bool:
+    """An optional trailing BOOL argument (layout, align_corners, ...): False when absent."""
+    return bool(ctx.scalar(index, False)) if ctx.num_inputs > index else False
+
+
+def check_model_output_quant(ctx, index: int, scale: float, zero_point: int) -> None:
+    """CpuExecutor's setInfoAndAllocateIfNeeded: the scale and zero point prepare computed must
+    equal those of a *model output* operand (temporaries take prepare's values silently)."""
+    from nnsim.types import OperandLifeTime
+    out = ctx.output_operand(index)
+    if out.lifetime == OperandLifeTime.SUBGRAPH_OUTPUT and is_quant8(out.type):
+        check(ctx, np.float32(out.scale) == np.float32(scale) and int(out.zero_point) == zero_point,
+              f"output {index} must have scale {scale} and zero point {zero_point}, got "
+              f"{out.scale} and {out.zero_point}")
