@@ -41,6 +41,8 @@ SDK_NNAPI10, SDK_NNAPI11, SDK_NNAPI12, SDK_NNAPI13 = 27, 28, 29, 30
 FL5, FL6, FL7, FL8 = 31, 1000006, 1000007, 1000008
 
 _QUANT = (TT.UINT8, TT.INT8)
+_FQ8 = (TT.FLOAT32, TT.UINT8, TT.INT8)
+_FQ8I32 = (TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
 
@@ -159,21 +161,18 @@ class _Ctx:
         names = ", ".join("kTfLite" + _tfl_name(a) for a in allowed)
         return self.type_in(actual, allowed, f"Input type not in expected list {names}")
 
+    # ExpectIsFloatOperator & co.: input 0 only
     def is_float(self) -> bool:
-        return self.expect(self.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
-                           "Input should be Float")
+        return self.type_in(self.ttype(0), (TT.FLOAT32,), "Input should be Float")
 
     def is_float_or_uint8(self) -> bool:
-        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8), F.kUnsupportedInputType,
-                           "Input should be Float or UINT8")
+        return self.type_in(self.ttype(0), (TT.FLOAT32, TT.UINT8), "Input should be Float or UINT8")
 
     def is_float_or_quant8(self) -> bool:
-        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8, TT.INT8),
-                           F.kUnsupportedInputType, "Input should be Float or Quant8")
+        return self.type_in(self.ttype(0), _FQ8, "Input should be Float or Quant8")
 
     def is_float_quant8_or_int32(self) -> bool:
-        return self.expect(self.ttype(0) in (TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32),
-                           F.kUnsupportedInputType, "Input should be Float, Quant8, or Int32")
+        return self.type_in(self.ttype(0), _FQ8I32, "Input should be Float, Quant8, or Int32")
 
     def restricted_scales(self) -> bool:
         """ExpectIsRestrictedScalesCompliant (NNAPI 1.0/1.1 quantized CONV/DW/FC)."""
@@ -190,9 +189,8 @@ class _Ctx:
                            ftype, message)
 
     def ranks_at_most_4(self, message: str = "Input rank must be <= 4") -> bool:
-        return self.expect(self.rank(0) <= 4 and self.rank(1) <= 4,
-                           F.kUnsupportedOperandRank, message)
-
+        return self.expect(max(self.rank(0), self.rank(1)) <= 4, F.kUnsupportedOperandRank,
+                           message)
 
 def _tfl_name(t) -> str:
     return {TT.FLOAT32: "Float32", TT.FLOAT16: "Float16", TT.INT32: "Int32", TT.UINT8: "UInt8",
@@ -200,6 +198,46 @@ def _tfl_name(t) -> str:
 
 
 # -- per-op rules (5.2); each takes the context and records failures ----------------------------
+#
+# Simple rules are sequences of standard checks (``_steps``); an upstream
+# ``if (cond) Expect(p)`` is written as the check ``not cond or p``, which records the same
+# failure in the same place.
+
+def _steps(*steps):
+    """A rule made of checks run in the given (upstream) order:
+    ("max", N) ExpectMaxOpVersion, ("ver", N) ExpectOpVersion, ("sdk", N) minimum feature
+    level, ("is", helper) an ExpectIs...Operator helper, ("in", types) EXPECT_INPUT_TYPE_IN on
+    input 0, ("t0", types, message) input 0 type with the op's own message, and
+    ("x", predicate(ctx), failure type, message) any other Expect."""
+
+    def rule(v: _Ctx) -> None:
+        for step in steps:
+            kind, arg = step[0], step[1]
+            if kind == "max":
+                v.max_op_version(arg)
+            elif kind == "ver":
+                v.op_version(arg)
+            elif kind == "sdk":
+                v.min_sdk(arg)
+            elif kind == "is":
+                getattr(v, arg)()
+            elif kind == "in":
+                v.input_type_in(v.ttype(0), *arg)
+            elif kind == "t0":
+                v.expect(v.ttype(0) in arg, F.kUnsupportedInputType, step[2])
+            else:
+                v.expect(arg(v), step[2], step[3])
+    return rule
+
+
+_RANKS_LE_4 = ("x", lambda v: max(v.rank(0), v.rank(1)) <= 4, F.kUnsupportedOperandRank,
+               "Input rank must be <= 4")
+
+
+def _out_rank_nonzero(message):
+    return ("x", lambda v: v.out() is not None and len(v.out().shape) != 0,
+            F.kUnsupportedOutputType, message)
+
 
 def _add_mul(v: _Ctx, max_version: int) -> None:
     v.max_op_version(max_version)
@@ -220,45 +258,31 @@ def _mul(v):
     _add_mul(v, 3 if v.acc else 2)
 
 
-def _sub(v):
-    v.max_op_version(3)
-    t = v.ttype(0)
-    v.expect((v.fl >= SDK_NNAPI11 and t == TT.FLOAT32)
-             or (v.fl >= SDK_NNAPI12 and t in _QUANT)
-             or (v.fl >= SDK_NNAPI13 and t == TT.INT32),
-             F.kUnsupportedInputType, "NNAPI only support float sub.")
-    if t == TT.INT32:
-        v.activation_none("No activation function supported")
-    v.ranks_at_most_4()
+_sub = _steps(
+    ("max", 3),
+    ("x", lambda v: (v.fl >= SDK_NNAPI11 and v.ttype(0) == TT.FLOAT32)
+     or (v.fl >= SDK_NNAPI12 and v.ttype(0) in _QUANT)
+     or (v.fl >= SDK_NNAPI13 and v.ttype(0) == TT.INT32),
+     F.kUnsupportedInputType, "NNAPI only support float sub."),
+    ("x", lambda v: v.ttype(0) != TT.INT32 or _act_none(v), F.kNoActivationExpected,
+     "No activation function supported"),
+    _RANKS_LE_4)
+_div = _steps(("ver", 1), ("sdk", SDK_NNAPI11),
+              ("t0", (TT.FLOAT32,), "NNAPI only support float div."), _RANKS_LE_4)
+_average_pool = _steps(
+    ("max", 2), ("is", "is_float_or_quant8"),
+    ("x", lambda v: v.ttype(0) not in _QUANT or v.acc
+     or v.opt("filter_width", 0) * v.opt("filter_height", 0) <= 256,
+     F.kUnsupportedOperandSize, "Large filter window would overflow on the reference CPU path"))
+_max_pool = _relu_logistic = _steps(("max", 2), ("is", "is_float_or_quant8"))
+_l2_pool = _steps(("ver", 1), ("is", "is_float"),
+                  ("x", lambda v: v.fl >= SDK_NNAPI12 or _act_none(v),
+                   F.kUnsupportedOperandValue,
+                   "Before NNAPI 1.2 fused activation for l2_pool may not be supported."))
 
 
-def _div(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI11)
-    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType, "NNAPI only support float div.")
-    v.ranks_at_most_4()
-
-
-def _average_pool(v):
-    v.max_op_version(2)
-    v.is_float_or_quant8()
-    if v.ttype(0) in _QUANT:
-        v.expect(v.acc or v.opt("filter_width", 0) * v.opt("filter_height", 0) <= 256,
-                 F.kUnsupportedOperandSize,
-                 "Large filter window would overflow on the reference CPU path")
-
-
-def _max_pool(v):
-    v.max_op_version(2)
-    v.is_float_or_quant8()
-
-
-def _l2_pool(v):
-    v.op_version(1)
-    v.is_float()
-    if v.fl < SDK_NNAPI12:
-        v.activation_none("Before NNAPI 1.2 fused activation for l2_pool may not be supported.",
-                          F.kUnsupportedOperandValue)
+def _act_none(v) -> bool:
+    return v.opt("fused_activation_function", Act.NONE) == Act.NONE
 
 
 def _conv(v):
@@ -308,22 +332,14 @@ def _fully_connected(v):
         v.min_sdk(SDK_NNAPI13)
 
 
-def _hard_swish(v):
-    v.is_float_or_quant8()
-
-
-def _softmax(v):
-    v.op_version(2)
-    v.is_float_or_quant8()
-    out = v.out()
-    v.type_in(None if out is None else out.type, (TT.FLOAT32, TT.UINT8, TT.INT8),
-              "Output type should be one of kTfLiteFloat32, kTfLiteUInt8, kTfLiteInt8.",
-              F.kUnsupportedOutputType)
-    r = v.rank(0)
-    v.expect(r <= 4, F.kUnsupportedOperandRank, "Input rank should be <= 4")
-    if v.fl < SDK_NNAPI12:
-        v.expect(r in (2, 4), F.kUnsupportedOperandRank,
-                 "Before API level 29 only 2D and 4D input tensors were supported.")
+_hard_swish = _steps(("is", "is_float_or_quant8"))  # no version check at all
+_softmax = _steps(
+    ("ver", 2), ("is", "is_float_or_quant8"),
+    ("x", lambda v: v.out() is not None and v.out().type in _FQ8, F.kUnsupportedOutputType,
+     "Output type should be one of kTfLiteFloat32, kTfLiteUInt8, kTfLiteInt8."),
+    ("x", lambda v: v.rank(0) <= 4, F.kUnsupportedOperandRank, "Input rank should be <= 4"),
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.rank(0) in (2, 4), F.kUnsupportedOperandRank,
+     "Before API level 29 only 2D and 4D input tensors were supported."))
 
 
 def _reshape(v):
@@ -347,62 +363,39 @@ def _reshape(v):
         v.expect(n > 0, F.kUnsupportedOperandRank, "New shape rank should be > 0")
 
 
-def _size_input_checks(v):
-    v.expect(v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expected at least 2 inputs")
-    if v.n_in >= 2:
-        v.expect(v.is_const(1), F.kInputTensorShouldHaveConstantShape,
-                 "The size input tensor must be constant.")
-
-
-def _resize_flags(v):
-    if v.fl <= SDK_NNAPI12:
-        v.expect(not v.opt("align_corners", False), F.kUnsupportedOperandValue,
-                 "NNAPI does not support align_corners == true.")
-        v.expect(not v.opt("half_pixel_centers", False), F.kUnsupportedOperandValue,
-                 "NNAPI does not support half_pixel_centers == true.")
-
-
-def _resize_bilinear(v):
-    v.max_op_version(3)
-    v.expect(v.rank(0) == 4, F.kUnsupportedOperandRank, "Input should have rank 4")
-    v.is_float_or_quant8()
-    _size_input_checks(v)
-    out = v.out()
-    if v.fl < SDK_NNAPI12 and out is not None:
-        v.expect(_dim(out, 1) == _dim(out, 2), F.kUnsupportedOperandValue,
-                 "Require width == height due to driver differences in NNAPI < 1.2")
-    _resize_flags(v)
-    if v.fl < SDK_NNAPI12:
-        v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
-                 "NNAPI 1.0 & 1.1 only supports float input.")
-
-
-def _resize_nearest(v):
-    v.max_op_version(3)
-    v.min_sdk(SDK_NNAPI12)
-    v.is_float_or_quant8()
-    _size_input_checks(v)
-    _resize_flags(v)
-
-
-def _squeeze(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI11)
-    if v.fl == SDK_NNAPI11:
-        v.expect(len(v.opt("squeeze_dims", None) or ()) != 0, F.kUnsupportedOperandValue,
-                 "NNAPI 1.1 does not support null squeeze_dims properly.")
-
-
-def _l2_norm(v):
-    v.max_op_version(2)
-    if v.fl < SDK_NNAPI12:
-        v.is_float()
-        v.expect(v.rank(0) == 4, F.kUnsupportedOperatorVariant, "Expected 4 inputs")
-    v.activation_none("Expected no activation")
-
-
-def _lrn(v):
-    v.op_version(1)
+_SIZE_INPUT = (
+    ("x", lambda v: v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expected at least 2 inputs"),
+    ("x", lambda v: v.n_in < 2 or v.is_const(1), F.kInputTensorShouldHaveConstantShape,
+     "The size input tensor must be constant."))
+_RESIZE_FLAGS = (  # refused up to FL3 included
+    ("x", lambda v: v.fl > SDK_NNAPI12 or not v.opt("align_corners", False),
+     F.kUnsupportedOperandValue, "NNAPI does not support align_corners == true."),
+    ("x", lambda v: v.fl > SDK_NNAPI12 or not v.opt("half_pixel_centers", False),
+     F.kUnsupportedOperandValue, "NNAPI does not support half_pixel_centers == true."))
+_resize_bilinear = _steps(
+    ("max", 3),
+    ("x", lambda v: v.rank(0) == 4, F.kUnsupportedOperandRank, "Input should have rank 4"),
+    ("is", "is_float_or_quant8"), *_SIZE_INPUT,
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.out() is None
+     or _dim(v.out(), 1) == _dim(v.out(), 2), F.kUnsupportedOperandValue,
+     "Require width == height due to driver differences in NNAPI < 1.2"),
+    *_RESIZE_FLAGS,
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+     "NNAPI 1.0 & 1.1 only supports float input."))
+_resize_nearest = _steps(("max", 3), ("sdk", SDK_NNAPI12), ("is", "is_float_or_quant8"),
+                         *_SIZE_INPUT, *_RESIZE_FLAGS)
+_squeeze = _steps(("ver", 1), ("sdk", SDK_NNAPI11),
+                  ("x", lambda v: v.fl != SDK_NNAPI11 or len(v.opt("squeeze_dims", None) or ()),
+                   F.kUnsupportedOperandValue,
+                   "NNAPI 1.1 does not support null squeeze_dims properly."))
+_l2_norm = _steps(
+    ("max", 2),
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+     "Input should be Float"),
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.rank(0) == 4, F.kUnsupportedOperatorVariant,
+     "Expected 4 inputs"),
+    ("x", _act_none, F.kNoActivationExpected, "Expected no activation"))
+_floor = _lrn = _steps(("ver", 1))
 
 
 def _concatenation(v):
@@ -438,79 +431,40 @@ def _dequantize(v):
                      "quantization.")
 
 
-def _densify(v):
-    # Upstream returns true / false without recording a failure; a failure is recorded here
-    # because an empty list means "supported".
-    v.expect(v.fl >= SDK_NNAPI13 and v.is_const(0), F.kUnsupportedOperator,
-             "DENSIFY is only delegated for a constant input from NNAPI 1.3")
+# Upstream returns true / false without recording a failure; a failure is recorded here
+# because an empty list means "supported".
+_densify = _steps(("x", lambda v: v.fl >= SDK_NNAPI13 and v.is_const(0), F.kUnsupportedOperator,
+                   "DENSIFY is only delegated for a constant input from NNAPI 1.3"))
+_tanh = _steps(("max", 2),
+               ("x", lambda v: v.ttype(0) == TT.FLOAT32
+                or (v.ttype(0) in _QUANT and v.fl >= SDK_NNAPI12),
+                F.kUnsupportedInputType, " NNAPI only support float tanh."))
+_pad = _steps(
+    ("max", 2), ("is", "is_float_or_quant8"), ("sdk", SDK_NNAPI11),
+    ("x", lambda v: v.t(0) is None or 0 not in v.t(0).shape, F.kUnsupportedOperandValue,
+     "NN API pad ops do not support input tensors with no elements"),
+    ("x", lambda v: v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expecting at least 2 inputs"),
+    ("x", lambda v: v.n_in != 3 or v.fl >= SDK_NNAPI12, F.kUnsupportedOperatorVariant,
+     "Specification of the padding value is supported from NNAPI 1.2."),  # -> PAD_V2
+    ("x", lambda v: v.n_in == 3 or v.fl >= SDK_NNAPI12 or v.ttype(0) == TT.FLOAT32,
+     F.kUnsupportedInputType, "Only Float32 inputs are supported before NNAPI 1.2"))
+_space_to_batch = _steps(("max", 2), ("sdk", SDK_NNAPI11))
 
 
-def _floor(v):
-    v.op_version(1)
-
-
-def _relu_logistic(v):
-    v.max_op_version(2)
-    v.is_float_or_quant8()
-
-
-def _tanh(v):
-    v.max_op_version(2)
-    t = v.ttype(0)
-    v.expect(t == TT.FLOAT32 or (t in _QUANT and v.fl >= SDK_NNAPI12),
-             F.kUnsupportedInputType, " NNAPI only support float tanh.")
-
-
-def _pad(v):
-    v.max_op_version(2)
-    v.is_float_or_quant8()
-    v.min_sdk(SDK_NNAPI11)
-    x = v.t(0)
-    v.expect(x is None or 0 not in x.shape, F.kUnsupportedOperandValue,
-             "NN API pad ops do not support input tensors with no elements")
-    v.expect(v.n_in >= 2, F.kUnsupportedOperatorVariant, "Expecting at least 2 inputs")
-    if v.n_in == 3:  # mapped to PAD_V2
-        v.expect(v.fl >= SDK_NNAPI12, F.kUnsupportedOperatorVariant,
-                 "Specification of the padding value is supported from NNAPI 1.2.")
-    elif v.fl < SDK_NNAPI12:
-        v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
-                 "Only Float32 inputs are supported before NNAPI 1.2")
-
-
-def _space_to_batch(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI11)
-
-
-def _batch_to_space(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI11)
+def _zero_crops(v) -> bool:
     crops = v.t(2)
-    data = crops.data if crops is not None else None
-    ok = (data is not None and crops.type == TT.INT32 and data.nbytes == 16
-          and not np.any(np.asarray(data).reshape(-1)))
-    v.expect(ok, F.kUnsupportedOperandValue, "All crops should be 0.")
+    return (crops is not None and crops.data is not None and crops.type == TT.INT32
+            and crops.data.nbytes == 16 and not np.any(np.asarray(crops.data)))
 
 
-def _strided_slice(v):
-    v.max_op_version(2)
-    v.is_float_or_quant8()
-    v.min_sdk(SDK_NNAPI11)
-
-
-def _transpose(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI11)
-    v.expect(v.n_in > 1 and v.is_const(1), F.kInputTensorShouldHaveConstantShape,
-             "Dynamically-sized tensors not supported.")
-
-
-def _float_unary_29(v):  # ABS, EXP, LOG, POW, SQRT, SIN, COS
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.is_float()
-
-
+_batch_to_space = _steps(("max", 2), ("sdk", SDK_NNAPI11),
+                         ("x", _zero_crops, F.kUnsupportedOperandValue, "All crops should be 0."))
+_strided_slice = _steps(("max", 2), ("is", "is_float_or_quant8"), ("sdk", SDK_NNAPI11))
+_transpose = _steps(("max", 2), ("sdk", SDK_NNAPI11),
+                    ("x", lambda v: v.n_in > 1 and v.is_const(1),
+                     F.kInputTensorShouldHaveConstantShape,
+                     "Dynamically-sized tensors not supported."))
+_float_unary_29 = _steps(("ver", 1), ("sdk", SDK_NNAPI12), ("is", "is_float"))
 def _rsqrt(v):
     v.op_version(2)
     v.min_sdk(SDK_NNAPI12)
@@ -520,123 +474,65 @@ def _rsqrt(v):
         v.is_float_or_quant8()
 
 
-def _slice(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
-    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType, "Begin type should be Int32")
-    v.expect(v.ttype(2) == TT.INT32, F.kUnsupportedInputType, "Size type should be Int32")
+_slice = _steps(("max", 2), ("sdk", SDK_NNAPI12), ("in", (TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)),
+                ("x", lambda v: v.ttype(1) == TT.INT32, F.kUnsupportedInputType,
+                 "Begin type should be Int32"),
+                ("x", lambda v: v.ttype(2) == TT.INT32, F.kUnsupportedInputType,
+                 "Size type should be Int32"))
+_transpose_conv = _steps(("max", 4), ("sdk", SDK_NNAPI12),
+                         ("x", lambda v: v.n_in > 1 and v.is_const(0) and v.is_const(1),
+                          F.kInputTensorShouldHaveConstantShape,
+                          "Dynamically-sized tensors not supported."))
+_space_depth = _steps(("max", 2), ("in", _FQ8))
+_depth_to_space = _steps(("in", _FQ8))  # no version check at all
+_mean = _steps(
+    ("max", 2), ("sdk", SDK_NNAPI11),
+    ("x", lambda v: v.fl < SDK_NNAPI12 or v.ttype(0) in _FQ8, F.kUnsupportedInputType,
+     "Expected Float32 or Quantized input"),
+    ("x", lambda v: v.fl >= SDK_NNAPI12 or v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
+     "Expected Float32 input"),
+    _out_rank_nonzero("NNAPI does not support generating a scalar as output for MEAN."),
+    ("x", lambda v: v.rank(0) <= 4, F.kUnsupportedOperandValue,
+     "NNAPI does not support mean of a tensor with rank > 4"))
+_embedding_lookup = _steps(("ver", 1), ("x", lambda v: v.ttype(1) == TT.FLOAT32,
+                                        F.kUnsupportedInputType,
+                                        "NNAPI only support float32 values."))
+_hashtable_lookup = _steps(("ver", 1), ("x", lambda v: v.out() is not None
+                                        and v.out().type == TT.FLOAT32,
+                                        F.kUnsupportedOutputType,
+                                        "NNAPI only support float32 output."))
 
 
-def _transpose_conv(v):
-    v.max_op_version(4)
-    v.min_sdk(SDK_NNAPI12)
-    v.expect(v.n_in > 1 and v.is_const(0) and v.is_const(1),
-             F.kInputTensorShouldHaveConstantShape, "Dynamically-sized tensors not supported.")
+def _scalar_const(pos):
+    return ("x", lambda v: v.t(pos) is None or len(v.t(pos).shape) != 0 or v.is_const(pos),
+            F.kUnsupportedInputType, "Scalar operand should be constant")
 
 
-def _space_depth(v):
-    v.max_op_version(2)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
-
-
-def _depth_to_space(v):
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
-
-
-def _mean(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI11)
-    t = v.ttype(0)
-    if v.fl >= SDK_NNAPI12:
-        v.expect(t == TT.FLOAT32 or t in _QUANT, F.kUnsupportedInputType,
-                 "Expected Float32 or Quantized input")
-    else:
-        v.expect(t == TT.FLOAT32, F.kUnsupportedInputType, "Expected Float32 input")
-    out = v.out()
-    v.expect(out is not None and len(out.shape) > 0, F.kUnsupportedOutputType,
-             "NNAPI does not support generating a scalar as output for MEAN.")
-    v.expect(v.rank(0) <= 4, F.kUnsupportedOperandValue,
-             "NNAPI does not support mean of a tensor with rank > 4")
-
-
-def _embedding_lookup(v):
-    v.op_version(1)
-    v.expect(v.ttype(1) == TT.FLOAT32, F.kUnsupportedInputType,
-             "NNAPI only support float32 values.")
-
-
-def _hashtable_lookup(v):
-    v.op_version(1)
-    out = v.out()
-    v.expect(out is not None and out.type == TT.FLOAT32, F.kUnsupportedOutputType,
-             "NNAPI only support float32 output.")
-
-
-def _max_min(v):
-    v.max_op_version(3)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
-    for pos in (0, 1):
-        t = v.t(pos)
-        if t is not None and len(t.shape) == 0:
-            v.expect(t.is_constant, F.kUnsupportedInputType, "Scalar operand should be constant")
+_max_min = _steps(("max", 3), ("sdk", SDK_NNAPI12), ("in", _FQ8I32), _scalar_const(0),
+                  _scalar_const(1))
 
 
 def _cast(v):
     v.op_version(1)
     v.min_sdk(SDK_NNAPI12)
-    t_in, out = v.ttype(0), v.out()
-    t_out = None if out is None else out.type
-    if v.fl >= SDK_NNAPI13:
-        v.input_type_in(t_in, TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
-        v.type_in(t_out, (TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8),
-                  "Output type should be one of kTfLiteFloat32, kTfLiteInt32, kTfLiteUInt8, "
-                  "kTfLiteInt8.", F.kUnsupportedOutputType)
-    else:
-        v.input_type_in(t_in, TT.FLOAT32, TT.INT32, TT.UINT8)
-        v.type_in(t_out, (TT.FLOAT32, TT.INT32, TT.UINT8),
-                  "Output type should be one of kTfLiteFloat32, kTfLiteInt32, kTfLiteUInt8.",
-                  F.kUnsupportedOutputType)
+    types = (TT.FLOAT32, TT.INT32, TT.UINT8) + ((TT.INT8,) if v.fl >= SDK_NNAPI13 else ())
+    v.input_type_in(v.ttype(0), *types)
+    names = ", ".join("kTfLite" + _tfl_name(t) for t in types)
+    v.type_in(None if v.out() is None else v.out().type, types,
+              f"Output type should be one of {names}.", F.kUnsupportedOutputType)
 
 
-def _prelu(v):  # LEAKY_RELU, PRELU
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
-
-
-def _tile(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT8, TT.UINT8, TT.INT32)
-    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType, "Multipliers should be Int32")
-
-
-def _logical(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.expect(v.ttype(0) == TT.BOOL, F.kUnsupportedInputType, "Input should be bool")
-
-
-def _comparison(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.BOOL, TT.INT32)
-
-
-def _neg(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32)
-
-
-def _topk(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
-    v.expect(v.ttype(1) == TT.INT32 and v.is_const(1), F.kUnsupportedInputType,
-             "K param should be a constant of type Int32")
+_prelu = _steps(("ver", 1), ("sdk", SDK_NNAPI12), ("in", _FQ8))
+_tile = _steps(("ver", 1), ("sdk", SDK_NNAPI12), ("in", (TT.FLOAT32, TT.INT8, TT.UINT8, TT.INT32)),
+               ("x", lambda v: v.ttype(1) == TT.INT32, F.kUnsupportedInputType,
+                "Multipliers should be Int32"))
+_logical = _steps(("ver", 1), ("sdk", SDK_NNAPI12), ("t0", (TT.BOOL,), "Input should be bool"))
+_comparison = _steps(("max", 2), ("sdk", SDK_NNAPI12),
+                     ("in", (TT.FLOAT32, TT.UINT8, TT.INT8, TT.BOOL, TT.INT32)))
+_neg = _steps(("max", 2), ("sdk", SDK_NNAPI12), ("in", (TT.FLOAT32, TT.INT32)))
+_topk = _steps(("max", 2), ("sdk", SDK_NNAPI12), ("in", (TT.FLOAT32, TT.INT32) + _QUANT),
+               ("x", lambda v: v.ttype(1) == TT.INT32 and v.is_const(1), F.kUnsupportedInputType,
+                "K param should be a constant of type Int32"))
 
 
 def _select(v):
@@ -648,22 +544,21 @@ def _select(v):
              F.kUnsupportedOperandValue, "Condition and inputs tensors should have the same shape")
 
 
-def _gather(v):
-    v.op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.FLOAT16, TT.INT32, TT.UINT8, TT.INT8)
-    v.expect(v.ttype(1) == TT.INT32, F.kUnsupportedInputType,
-             "Positions type should be one of kTfLiteInt32")
-    v.expect(v.rank(1) != 0, F.kUnsupportedOperandRank,
-             "0-dimension args are not supported by NNAPI.")
+_gather = _steps(("ver", 2), ("sdk", SDK_NNAPI12),
+                 ("in", (TT.FLOAT32, TT.FLOAT16, TT.INT32) + _QUANT),
+                 ("x", lambda v: v.ttype(1) == TT.INT32, F.kUnsupportedInputType,
+                  "Positions type should be one of kTfLiteInt32"),
+                 ("x", lambda v: v.rank(1) != 0, F.kUnsupportedOperandRank,
+                  "0-dimension args are not supported by NNAPI."))
 
 
-def _expand_dims(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.FLOAT16, TT.INT32, TT.UINT8, TT.INT8)
-    v.expect(v.ttype(1) == TT.INT32 and v.is_const(1), F.kUnsupportedInputType,
-             "NNAPI only supports constant int32 axis tensor.")
+def _const_int32(pos):
+    return ("x", lambda v: v.ttype(pos) == TT.INT32 and v.is_const(pos), F.kUnsupportedInputType,
+            "NNAPI only supports constant int32 axis tensor.")
+
+
+_expand_dims = _steps(("ver", 1), ("sdk", SDK_NNAPI12),
+                      ("in", (TT.FLOAT32, TT.FLOAT16, TT.INT32) + _QUANT), _const_int32(1))
 
 
 def _split(v):
@@ -674,8 +569,7 @@ def _split(v):
         v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
     else:
         v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT32)
-    v.expect(v.ttype(0) == TT.INT32 and v.is_const(0), F.kUnsupportedInputType,
-             "NNAPI only supports constant int32 axis tensor.")
+    _steps(_const_int32(0))(v)
 
 
 def split_v_unknown_size(subgraph, op) -> int:
@@ -707,10 +601,8 @@ def _split_v(v):
                  "NNAPI only supports non-zero split sizes.")
 
 
-def _log_softmax(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType, "Input should be Float32.")
+_log_softmax = _steps(("ver", 1), ("sdk", SDK_NNAPI12),
+                      ("t0", (TT.FLOAT32,), "Input should be Float32."))
 
 
 def _quantize(v):
@@ -723,47 +615,29 @@ def _quantize(v):
         v.expect(legacy_quant_params(v.t(0))[0] > 0, F.kUnsupportedQuantizationParameters,
                  "Quantization scale should be > 0.")
     out = v.out()
-    t_out = None if out is None else out.type
-    if v.fl < SDK_NNAPI13:
-        v.expect(t_out == TT.UINT8, F.kUnsupportedOutputType, "Output should be kTfLiteUInt8.")
-    else:
-        v.type_in(t_out, (TT.UINT8, TT.INT8), "Output should be kTfLiteUInt8.",
-                  F.kUnsupportedOutputType)
+    allowed = (TT.UINT8,) if v.fl < SDK_NNAPI13 else _QUANT
+    v.expect(out is not None and out.type in allowed, F.kUnsupportedOutputType,
+             "Output should be kTfLiteUInt8.")
     v.expect(out is not None and legacy_quant_params(out)[0] > 0,
              F.kUnsupportedQuantizationParameters, "Quantization scale should be > 0.")
 
 
-def _reduce_any(v):
-    v.op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    out = v.out()
-    v.expect(out is not None and len(out.shape) != 0, F.kUnsupportedOutputType,
-             "NNAPI does not support generating a scalar as output.")
+_reduce_any = _steps(("ver", 2), ("sdk", SDK_NNAPI12),
+                     _out_rank_nonzero("NNAPI does not support generating a scalar as output."))
+_reduce_min_max = _steps(("max", 2), ("sdk", SDK_NNAPI12), ("in", _FQ8),
+                         ("x", lambda v: v.rank(0) != 0, F.kUnsupportedOutputType,
+                          "NNAPI does not support generating a scalar as output."))
+_reduce_sum_prod = _steps(
+    ("ver", 1), ("sdk", SDK_NNAPI12),
+    _out_rank_nonzero("NNAPI does not support generating a scalar as output"),
+    ("t0", (TT.FLOAT32,), "NNAPI only supports floating point input."))
+_elu = _steps(("ver", 1), ("sdk", SDK_NNAPI13),
+              ("t0", (TT.FLOAT32,), "NNAPI only supports floating point input."))
 
 
-def _reduce_min_max(v):
-    v.max_op_version(2)
-    v.min_sdk(SDK_NNAPI12)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
-    v.expect(v.rank(0) != 0, F.kUnsupportedOutputType,
-             "NNAPI does not support generating a scalar as output.")
-
-
-def _reduce_sum_prod(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI12)
-    out = v.out()
-    v.expect(out is not None and len(out.shape) != 0, F.kUnsupportedOutputType,
-             "NNAPI does not support generating a scalar as output")
-    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
-             "NNAPI only supports floating point input.")
-
-
-def _elu(v):
-    v.op_version(1)
-    v.min_sdk(SDK_NNAPI13)
-    v.expect(v.ttype(0) == TT.FLOAT32, F.kUnsupportedInputType,
-             "NNAPI only supports floating point input.")
+def _fits_int32(tensor) -> bool:
+    vals = np.asarray(tensor.data).reshape(-1)
+    return bool(np.all((vals >= _INT32_MIN) & (vals <= _INT32_MAX)))
 
 
 def _fill(v):
@@ -777,17 +651,14 @@ def _fill(v):
         v.expect(_dim(dims, 0) != 0, F.kUnsupportedOperandValue,
                  "NNAPI doesn't support generating scalars from FILL")
         if dims.type == TT.INT64:
-            vals = np.asarray(dims.data).reshape(-1)
-            v.expect(bool(np.all((vals >= _INT32_MIN) & (vals <= _INT32_MAX))),
-                     F.kUnsupportedOperandValue,
+            v.expect(_fits_int32(dims), F.kUnsupportedOperandValue,
                      "NNAPI only supports int32 dimensions tensor. If the dimensions type is "
                      "int64 and they are constant we can convert them to int32 if the value "
                      "isn't too large.")
     value = v.t(1)
     v.input_type_in(v.ttype(1), TT.FLOAT32, TT.INT32, TT.INT64)
     if value is not None and value.type == TT.INT64 and value.is_constant:
-        x = int(np.asarray(value.data).reshape(-1)[0])
-        v.expect(_INT32_MIN <= x <= _INT32_MAX, F.kUnsupportedInputType,
+        v.expect(_fits_int32(value), F.kUnsupportedInputType,
                  "NNAPI only supports int32 input. If the input type is int64 and constant we "
                  "can convert it to int32 if the value isn't too large.")
 
@@ -795,72 +666,58 @@ def _fill(v):
 def _pack(v):
     v.op_version(2)
     v.min_sdk(SDK_NNAPI13)
-    t = v.ttype(0)
     if v.fl >= FL6:
-        v.input_type_in(t, TT.INT32, TT.FLOAT32, TT.INT8, TT.UINT8)
+        v.input_type_in(v.ttype(0), TT.INT32, TT.FLOAT32, TT.INT8, TT.UINT8)
     else:
-        v.input_type_in(t, TT.FLOAT32, TT.INT8)
+        v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT8)
         axis = v.opt("axis", 0)
         v.expect(axis != -1 and axis != v.rank(0), F.kUnsupportedOperandValue,
                  "NNAPI does not support axis being the last dimension")
 
 
-def _unpack(v):
-    v.op_version(2)
-    v.min_sdk(SDK_NNAPI13)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8)
-    r = v.rank(0)
-    v.expect(r > 1, F.kUnsupportedOperandValue, "NNAPI does not support unpacking a rank-1 tensor")
-    v.expect(r <= 4, F.kUnsupportedOperandValue,
-             "NNAPI does not support unpacking a tensor with rank > 4")
-    axis = v.opt("axis", 0)
-    v.expect(axis != -1 and axis != r - 1, F.kUnsupportedOperandValue,
-             "NNAPI does not support axis being the last dimension")
+_unpack = _steps(
+    ("ver", 2), ("sdk", SDK_NNAPI13), ("in", _FQ8),
+    ("x", lambda v: v.rank(0) > 1, F.kUnsupportedOperandValue,
+     "NNAPI does not support unpacking a rank-1 tensor"),
+    ("x", lambda v: v.rank(0) <= 4, F.kUnsupportedOperandValue,
+     "NNAPI does not support unpacking a tensor with rank > 4"),
+    ("x", lambda v: v.opt("axis", 0) not in (-1, v.rank(0) - 1), F.kUnsupportedOperandValue,
+     "NNAPI does not support axis being the last dimension"))
 
 
 def _squared_difference(v):
     v.op_version(2)
     v.min_sdk(SDK_NNAPI11)
-    t = v.ttype(0)
     if v.fl >= SDK_NNAPI13:
-        v.input_type_in(t, TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
+        v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
     elif v.fl >= SDK_NNAPI12:
-        v.input_type_in(t, TT.FLOAT32, TT.UINT8)
+        v.input_type_in(v.ttype(0), TT.FLOAT32, TT.UINT8)
     else:
-        v.input_type_in(t, TT.FLOAT32)
+        v.input_type_in(v.ttype(0), TT.FLOAT32)
     v.ranks_at_most_4("NNAPI does not support input rank greater than 4")
 
 
-def _batch_matmul(v):
-    v.op_version(2)
-    v.min_sdk(FL6)
+def _broadcast_batch_matmul(v) -> bool:
     a, b = v.t(0), v.t(1)
-    v.input_type_in(v.ttype(0), TT.FLOAT32, TT.INT32, TT.INT8)
-    v.expect(v.ttype(0) == v.ttype(1), F.kUnsupportedHybridOperator,
-             "NNAPI does not support hybrid batch matmul")
-    v.expect(2 <= v.rank(0) <= 4, F.kUnsupportedOperandRank,
-             "NNAPI does not support input rank greater than 4 or less than 2")
-    broadcast = (a is None or b is None or len(a.shape) != len(b.shape)
-                 or tuple(a.shape[:-2]) != tuple(b.shape[:-2]))
-    v.expect(not broadcast, F.kUnsupportedInputType,
-             "NNAPI does not support broadcast batch matmul")
+    return (a is None or b is None or len(a.shape) != len(b.shape)
+            or tuple(a.shape[:-2]) != tuple(b.shape[:-2]))
 
 
-def _mirror_pad(v):
-    v.max_op_version(2)
-    v.min_sdk(FL7)
-    v.is_float_quant8_or_int32()
-    x = v.t(0)
-    v.expect(x is None or 0 not in x.shape, F.kUnsupportedOperandValue,
-             "NN API pad ops do not support input tensors with no elements")
-    v.expect(v.n_in == 2, F.kUnsupportedOperatorVariant, "Expecting 2 inputs")
-
-
-def _reverse_v2(v):
-    v.max_op_version(3)
-    v.min_sdk(FL7)
-    v.is_float_quant8_or_int32()
-    v.expect(v.n_in == 2, F.kUnsupportedOperatorVariant, "Expecting 2 inputs")
+_batch_matmul = _steps(
+    ("ver", 2), ("sdk", FL6), ("in", (TT.FLOAT32, TT.INT32, TT.INT8)),
+    ("x", lambda v: v.ttype(0) == v.ttype(1), F.kUnsupportedHybridOperator,
+     "NNAPI does not support hybrid batch matmul"),
+    ("x", lambda v: 2 <= v.rank(0) <= 4, F.kUnsupportedOperandRank,
+     "NNAPI does not support input rank greater than 4 or less than 2"),
+    ("x", lambda v: not _broadcast_batch_matmul(v), F.kUnsupportedInputType,
+     "NNAPI does not support broadcast batch matmul"))
+_TWO_INPUTS = ("x", lambda v: v.n_in == 2, F.kUnsupportedOperatorVariant, "Expecting 2 inputs")
+_mirror_pad = _steps(("max", 2), ("sdk", FL7), ("is", "is_float_quant8_or_int32"),
+                     ("x", lambda v: v.t(0) is None or 0 not in v.t(0).shape,
+                      F.kUnsupportedOperandValue,
+                      "NN API pad ops do not support input tensors with no elements"),
+                     _TWO_INPUTS)
+_reverse_v2 = _steps(("max", 3), ("sdk", FL7), ("is", "is_float_quant8_or_int32"), _TWO_INPUTS)
 
 
 def _arg_min_max(v):
@@ -869,9 +726,7 @@ def _arg_min_max(v):
     v.input_type_in(v.ttype(0), TT.FLOAT16, TT.FLOAT32, TT.INT32, TT.UINT8, TT.INT8)
     axis = v.t(1)
     if axis is not None and axis.type == TT.INT64:
-        ok = axis.is_constant and (_INT32_MIN <= int(np.asarray(axis.data).reshape(-1)[0])
-                                   <= _INT32_MAX)
-        v.expect(ok, F.kUnsupportedInputType,
+        v.expect(axis.is_constant and _fits_int32(axis), F.kUnsupportedInputType,
                  "NNAPI only supports axis as int32. If the axis type is int64 and constant we "
                  "can convert it to int32 if the value isn't too large.")
     else:
@@ -918,17 +773,11 @@ RULES = {
 }
 
 
-def _subgraph(model, subgraph):
-    if isinstance(subgraph, int):
-        return model.subgraphs[subgraph]
-    return subgraph
-
-
 def validate_node(model, subgraph, node_index: int, target_feature_level: int,
                   is_accelerator_specified: bool) -> list[ValidationFailure]:
     """``NNAPIDelegateKernel::Validate`` for node ``node_index`` of ``subgraph`` (an index into
     ``model.subgraphs`` or a Subgraph). Returns the failures; [] = the delegate accepts it."""
-    sg = _subgraph(model, subgraph)
+    sg = model.subgraphs[subgraph] if isinstance(subgraph, int) else subgraph
     op = sg.operators[node_index]
     rule = RULES.get(op.builtin)
     if rule is None or op.builtin == B.CUSTOM:

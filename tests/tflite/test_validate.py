@@ -320,3 +320,28 @@ def test_custom_op_is_unsupported_operator():
 def test_subgraph_object_or_index():
     m = _binary(B.ADD, rank=5, options=AddOptions())
     assert validate_node(m, m.subgraphs[0], 0, 31, False) == validate_node(m, 0, 0, 31, False)
+
+
+def test_restricted_scale_before_fl29():
+    g = Graph()
+    x = g.t((1, 4), TT.UINT8, q=(0.5, 128))
+    w = g.t((3, 4), TT.UINT8, data=np.ones((3, 4)), q=(0.5, 128))
+    b = g.t((3,), TT.INT32, data=np.zeros(3), q=(0.25, 0))
+    y = g.t((1, 3), TT.UINT8, q=(0.25, 128))  # 0.5 * 0.5 is not < 0.25
+    g.op(B.FULLY_CONNECTED, [x, w, b], [y], FullyConnectedOptions())
+    m = g.model()
+    assert failures(m, fl=28) == [ValidationFailure(
+        F.kNotRestrictedScaleCompliant,
+        "When using NN API version 1.0 or 1.1, input_scale * filter_scale < output_scale.")]
+    assert failures(m, fl=29) == []
+
+
+def test_cast_types_by_feature_level():
+    g = Graph()
+    x, y = g.t((1, 4), TT.INT8, q=(1.0, 0)), g.t((1, 4))
+    g.op(B.CAST, [x], [y])
+    m = g.model()
+    assert failures(m, fl=29) == [ValidationFailure(
+        F.kUnsupportedInputType,
+        "Input type not in expected list kTfLiteFloat32, kTfLiteInt32, kTfLiteUInt8")]
+    assert failures(m, fl=30) == []
