@@ -1,0 +1,135 @@
+"""Board profiles: which devices a board has, its properties and its timing parameters.
+
+A board is data (``drivers/data/<name>.json``): its NNAPI devices in discovery order, the
+system properties it sets (``ro.build.version.sdk``, the vsi-npu BSP, ...), the timing
+parameters of its NPU and CPU (:mod:`nnsim.drivers.timing`) and the published numbers the
+timing model is calibrated against. Every value in a profile carries its source (a section of
+docs/reference/npu-drivers.md or "assumption"/"calibrated").
+
+``BOARDS`` maps a name to a :class:`Board`; ``apply_board(name)`` makes a board current: it
+sets the DeviceManager's drivers and the board's properties. ``imx8mp`` is the default board.
+"""
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nnsim.drivers.timing import CpuParams, NpuParams
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
+DEFAULT_BOARD = "imx8mp"
+CPU_DEVICE_NAME = "nnapi-reference"
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    title: str
+    devices: tuple            # NNAPI device names in discovery order (nnapi-reference last)
+    properties: dict          # property -> value
+    npu: NpuParams
+    cpu: CpuParams
+    calibration: tuple = ()   # published numbers: dicts (device, model, metric, published, source)
+    sources: dict = field(default_factory=dict)   # "npu.compile_fixed_ns" -> source text
+
+
+def _value(entry, path: str, sources: dict):
+    """A profile entry is either a plain value or {"value": ..., "source": ...}."""
+    if isinstance(entry, dict) and "value" in entry:
+        sources[path] = entry.get("source", "")
+        return entry["value"]
+    return entry
+
+
+def _section(raw: dict, prefix: str, sources: dict) -> dict:
+    out = {}
+    for key, entry in raw.items():
+        if key == "title" or key == "name":
+            continue
+        path = f"{prefix}.{key}"
+        if isinstance(entry, dict) and "value" not in entry:
+            out[key] = {k: float(_value(v, f"{path}.{k}", sources)) for k, v in entry.items()}
+        else:
+            out[key] = float(_value(entry, path, sources))
+    return out
+
+
+def load_board(path: str | Path) -> Board:
+    """Read one board profile; raises ValueError naming the file and the missing key."""
+    path = Path(path)
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as e:
+        raise ValueError(f"{path}: cannot read board profile: {e}") from None
+    sources: dict = {}
+    try:
+        props = {k: str(_value(v, f"properties.{k}", sources))
+                 for k, v in raw.get("properties", {}).items()}
+        npu = NpuParams(**_section(raw["npu"], "npu", sources))
+        cpu = CpuParams(**_section(raw["cpu"], "cpu", sources))
+        return Board(raw["name"], raw.get("title", raw["name"]), tuple(raw["devices"]), props,
+                     npu, cpu, tuple(raw.get("calibration", ())), sources)
+    except (KeyError, TypeError) as e:
+        raise ValueError(f"{path}: bad board profile: {e}") from None
+
+
+def _load_all() -> dict[str, Board]:
+    boards = {}
+    for p in sorted(DATA_DIR.glob("*.json")):
+        raw = json.loads(p.read_text())
+        if "npu" in raw and "devices" in raw:
+            board = load_board(p)
+            boards[board.name] = board
+    return boards
+
+
+BOARDS: dict[str, Board] = _load_all()
+
+_lock = threading.Lock()
+_current = [DEFAULT_BOARD]
+
+
+def get_board(name: str) -> Board:
+    try:
+        return BOARDS[name]
+    except KeyError:
+        raise ValueError(f"unknown board {name!r}; known boards: {', '.join(sorted(BOARDS))}") \
+            from None
+
+
+def current_board() -> Board:
+    """The board of the last ``apply_board`` (``imx8mp`` before any)."""
+    return BOARDS[_current[0]]
+
+
+def make_driver(device: str, board: str):
+    """A fresh driver instance for ``device`` with the timing of ``board``."""
+    if device == "vsi-npu":
+        from nnsim.drivers.vsi_npu import VsiNpuDriver
+        return VsiNpuDriver(board=board)
+    if device == "synap-npu":
+        from nnsim.drivers.synap_npu import SynapNpuDriver
+        return SynapNpuDriver(board=board)
+    if device == "google-edgetpu":
+        from nnsim.drivers.simulated import google_edgetpu
+        return google_edgetpu(board=board)
+    raise ValueError(f"no simulated driver named {device!r}")
+
+
+def apply_board(name: str) -> Board:
+    """Make ``name`` the current board: set its properties and the DeviceManager's drivers
+    (fresh instances, in the board's discovery order; nnapi-reference is always appended by
+    the DeviceManager itself). Returns the Board."""
+    from nnsim.runtime.devices import get_device_manager
+    from nnsim.runtime.properties import setprop
+    board = get_board(name)
+    drivers = [make_driver(d, board.name) for d in board.devices if d != CPU_DEVICE_NAME]
+    with _lock:
+        for key, value in board.properties.items():
+            setprop(key, value)
+        setprop("ro.nnsim.board", board.name)
+        get_device_manager().set_drivers(drivers)
+        _current[0] = board.name
+    return board
