@@ -1,0 +1,138 @@
+"""Build the NNAPI model of one delegated partition: the delegate's ``BuildGraph``.
+
+Reference: docs/reference/tflite-nnapi-delegate.md sections 3 (operands) and 4 (op mapping);
+upstream ``NNAPIOpBuilder`` / ``NNAPIDelegateKernel::AddOpsAndTensors`` / ``BuildGraph`` in
+``tensorflow/lite/delegates/nnapi/nnapi_delegate.cc``.
+
+``build_nnapi_model(model, subgraph_index, node_indices, input_tensors, output_tensors,
+options) -> ConvertedModel`` builds the model through the public ``ModelBuilder`` methods only
+(``add_operand``, ``set_operand_value``, ``set_operand_symm_per_channel_quant_params``,
+``add_operation``, ``identify_inputs_and_outputs``, ``relax_computation_float32_to_float16``,
+``finish``), in the upstream call order, so operand indices, lifetimes and operation order are
+the ones a board's GraphDump shows. Constants are always attached with ``set_operand_value``
+(3.3 step 4: nnsim models come from a buffer, not from an mmap'ed file), so a value of at most
+128 bytes is CONSTANT_COPY and a larger one CONSTANT_REFERENCE.
+
+Modules: ``builder`` (the operand builder, ``NNAPIOpBuilder``: 3.2-3.4, 3.7), ``nodes`` (the
+per-node loop of ``AddOpsAndTensors`` and ``Map``: 3.1, 3.5, 4), ``lowerings`` (TFLite ops
+expressed as several NNAPI operations: 4).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnsim.runtime.model import ModelBuilder
+from nnsim.tflite.convert import nodes as node_mapping
+from nnsim.tflite.convert.builder import ConvertError, OpBuilder
+from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.validate import SDK_NNAPI11
+
+__all__ = ["ConvertOptions", "ConvertedModel", "ConvertError", "build_nnapi_model",
+           "apply_input_conversion", "apply_output_conversion"]
+
+_NP = {TT.FLOAT32: "float32", TT.FLOAT16: "float16", TT.INT32: "int32", TT.UINT8: "uint8",
+       TT.INT8: "int8", TT.INT64: "int64", TT.BOOL: "bool", TT.INT16: "int16"}
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    """``target_feature_level``: 27..31 or 1000006+ (3.1 flags, 4 variants);
+    ``android_sdk_version``: the device SDK (HARD_SWISH lowering, relaxed-fp16 call)."""
+
+    target_feature_level: int
+    android_sdk_version: int
+    allow_fp16: bool = False
+
+
+@dataclass
+class ConvertedModel:
+    """A finished NNAPI model and how it maps back to the TFLite subgraph.
+
+    ``input_conversions`` / ``output_conversions`` name the value conversion the delegate's
+    ``Invoke`` applies (3.6): ``int8_to_uint8`` (+128 before NNAPI), ``uint8_to_int8`` (-128
+    after), ``uint8_to_int32``, ``int8_to_int32`` (plain widening, FL >= 30),
+    ``int8_to_int32_plus128`` (FL < 30), ``int64_to_int32``. See ``apply_*_conversion``.
+    """
+
+    nnapi_model: ModelBuilder
+    tensor_to_operand: dict[int, int]
+    model_input_tensors: list[int]
+    model_output_tensors: list[int]
+    input_conversions: dict[int, str] = field(default_factory=dict)
+    output_conversions: dict[int, str] = field(default_factory=dict)
+    nnapi_to_tflite_node: list[int] = field(default_factory=list)
+
+
+def apply_input_conversion(value, conversion: str | None) -> np.ndarray:
+    """A TFLite input value as the NNAPI model input expects it (3.6)."""
+    value = np.asarray(value)
+    if conversion is None:
+        return value
+    if conversion == "int8_to_uint8":
+        return (value.astype(np.int16) + 128).astype(np.uint8)
+    if conversion == "int8_to_int32_plus128":
+        return value.astype(np.int32) + 128
+    if conversion in ("uint8_to_int32", "int8_to_int32", "int64_to_int32"):
+        return value.astype(np.int32)
+    raise ValueError(f"unknown input conversion {conversion!r}")
+
+
+def apply_output_conversion(value, conversion: str | None) -> np.ndarray:
+    """An NNAPI model output as the TFLite tensor holds it (3.6)."""
+    value = np.asarray(value)
+    if conversion is None:
+        return value
+    if conversion == "uint8_to_int8":
+        return (value.astype(np.int16) - 128).astype(np.int8)
+    raise ValueError(f"unknown output conversion {conversion!r}")
+
+
+def _conversion_name(src: TT, dst: TT, fl: int) -> str:
+    name = f"{_NP.get(src, src.name.lower())}_to_{_NP.get(dst, dst.name.lower())}"
+    if name == "int8_to_int32" and fl < 30:
+        name += "_plus128"
+    return name
+
+
+def build_nnapi_model(model, subgraph_index: int, node_indices, input_tensors, output_tensors,
+                      options: ConvertOptions) -> ConvertedModel:
+    """``NNAPIDelegateKernel::BuildGraph`` for the partition ``node_indices`` (in that order).
+
+    ``input_tensors`` / ``output_tensors`` are the partition's tensor lists (6.4); model inputs
+    are the non-constant, non-omitted, mapped ones sorted ascending, model outputs the mapped
+    ones sorted ascending (3.6). Raises ConvertError, or the NnapiError of the failing
+    ModelBuilder call, when the partition cannot be built.
+    """
+    sg = model.subgraphs[subgraph_index]
+    b = OpBuilder(sg, options)
+    nodes = [int(n) for n in node_indices]
+    node_mapping.register_fp16_dequantize_inputs(b, nodes)
+    for n in nodes:
+        b.node = n
+        node_mapping.add_node(b, sg.operators[n])
+
+    ins, model_inputs = [], []
+    for t in sorted({int(i) for i in input_tensors}):
+        if t < 0 or sg.tensors[t].is_constant or t not in b.t2a:
+            continue
+        ins.append(b.t2a[t])
+        model_inputs.append(t)
+    outs, model_outputs = [], []
+    for t in sorted({int(o) for o in output_tensors}):
+        if t >= 0 and t in b.t2a:
+            outs.append(b.t2a[t])
+            model_outputs.append(t)
+    b.model.identify_inputs_and_outputs(ins, outs)
+    if b.sdk >= SDK_NNAPI11:
+        b.model.relax_computation_float32_to_float16(bool(options.allow_fp16))
+    b.model.finish()
+
+    in_conv = {t: _conversion_name(sg.tensors[t].type, b.type_conversion[t], b.fl)
+               for t in model_inputs if t in b.type_conversion}
+    out_conv = {t: "uint8_to_int8" for t in model_outputs
+                if sg.tensors[t].type == TT.INT8 and b.type_conversion.get(t) == TT.UINT8}
+    return ConvertedModel(b.model, dict(b.t2a), model_inputs, model_outputs, in_conv, out_conv,
+                          list(b.op_to_node))
+
