@@ -10,7 +10,7 @@ Quantized TANH is NNAPI's fixed-point kernel, not TFLite's lookup table
 ``reference_integer_ops::Tanh`` for int8; both gemmlowp ``tanh`` on Q4.27)::
 
     M, L = QuantizeMultiplierGreaterThanOne(double(in_scale) * 2**27)   # must be > 1
-    radius = floor(15 * 2**27 / 2**L)                                    # CalculateInputRadius(4, L)
+    radius = floor(15 * 2**27 / 2**L)                      # CalculateInputRadius(4, L)
     d = x - in_zp
     d <= -radius -> type min;  d >= radius -> type max
     otherwise t = gemmlowp::tanh(Q4.27 raw SRDHM(d << L, M))             # Q0.31
@@ -89,7 +89,8 @@ def _float_unary(op, x, alpha=0.0):
     cm.check_dtype("input", x, cm.FLOAT_DTYPES)
     x32, dtype = cm.to_float32(x)
     out = np.empty(x32.size, dtype=np.float32)
-    _float_core(op, x32.reshape(-1), np.float32(alpha), out)
+    with np.errstate(all="ignore"):  # NaN/inf as C++ gives them (matters without the JIT)
+        _float_core(op, x32.reshape(-1), np.float32(alpha), out)
     return out.reshape(x.shape).astype(dtype, copy=False)
 
 
@@ -137,7 +138,7 @@ def tanh_quantized(x, *, in_scale, in_zp=0):
     return out.reshape(x.shape)
 
 
-@njit
+@njit(error_model="numpy")  # 1 / 0 gives inf as in C++, no exception
 def _float_core(op, x, alpha, out):
     one = np.float32(1.0)
     zero = np.float32(0.0)
