@@ -1,0 +1,78 @@
+"""nnsim's TFLite layer: reader/writer, the NNAPI delegate, CPU builtins and the interpreter.
+
+``from nnsim.tflite import Interpreter, load_delegate`` is a drop-in for
+``from ai_edge_litert.interpreter import Interpreter, load_delegate``. Names are resolved
+lazily, so importing ``nnsim.tflite.reader`` alone stays cheap.
+"""
+from __future__ import annotations
+
+import importlib
+
+__all__ = ["Interpreter", "SignatureRunner", "OpResolverType", "load_delegate", "Delegate",
+           "NnApiDelegate", "DelegateError", "read_model", "ModelFileError"]
+
+_LAZY = {
+    "Interpreter": "nnsim.tflite.interpreter",
+    "SignatureRunner": "nnsim.tflite.interpreter",
+    "OpResolverType": "nnsim.tflite.interpreter",
+    "NnApiDelegate": "nnsim.tflite.delegate",
+    "DelegateError": "nnsim.tflite.delegate",
+    "read_model": "nnsim.tflite.reader",
+    "ModelFileError": "nnsim.errors",
+}
+
+#: Library names ``load_delegate`` accepts for the NNAPI delegate.
+NNAPI_LIBRARY_NAMES = ("nnapi", "libnnapi_delegate.so", "libtensorflowlite_nnapi_delegate.so",
+                       "tensorflowlite_nnapi_delegate")
+
+def load_delegate(library, options=None):
+    """LiteRT's ``load_delegate``: ``"nnapi"`` gives an ``NnApiDelegate`` with ``options``.
+
+    Option values may be strings, as LiteRT passes them to external delegates ("true",
+    "0", ...); unknown libraries and options raise ValueError like LiteRT's loader does.
+    """
+    from nnsim.tflite.delegate import NnApiDelegate, NnApiDelegateOptions
+    name = str(library)
+    if name.lower() not in NNAPI_LIBRARY_NAMES:
+        raise ValueError(f"Failed to load delegate from {library}\n"
+                         f"nnsim provides the NNAPI delegate only (library "
+                         f"{' or '.join(repr(n) for n in NNAPI_LIBRARY_NAMES[:1])})")
+    kwargs = {}
+    defaults = NnApiDelegateOptions()
+    for key, value in (options or {}).items():
+        if not hasattr(defaults, key):
+            raise ValueError(f"Failed to load delegate from {library}\n"
+                             f"unknown NNAPI delegate option {key!r}")
+        kwargs[key] = _coerce_option(library, key, value, getattr(defaults, key))
+    return NnApiDelegate(**kwargs)
+
+
+def _coerce_option(library, key, value, default):
+    if not isinstance(value, str) or isinstance(default, str):
+        return value
+    text = value.strip()
+    try:
+        if isinstance(default, bool):
+            if text.lower() in ("true", "1", "yes", "on"):
+                return True
+            if text.lower() in ("false", "0", "no", "off"):
+                return False
+            raise ValueError(text)
+        if isinstance(default, int):
+            return int(text)
+        if default is None and key == "android_sdk_version":
+            return int(text)
+    except ValueError:
+        raise ValueError(f"Failed to load delegate from {library}\n"
+                         f"invalid value {value!r} for option {key!r}") from None
+    return value
+
+
+def __getattr__(name):
+    if name == "Delegate":  # the type load_delegate returns
+        return __getattr__("NnApiDelegate")
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'nnsim.tflite' has no attribute {name!r}")

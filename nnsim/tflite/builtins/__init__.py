@@ -1,0 +1,82 @@
+"""TFLite CPU builtins: the kernels for every node that stays on the CPU.
+
+``create_builtin(model, subgraph_index, node_index)`` returns the builtin for one node (a
+``BuiltinOp``: ``prepare(shapes) -> shapes``, ``eval(arrays) -> arrays``) or raises
+``UnsupportedOperatorError`` naming the node and the operator. Semantics are TFLite's
+reference kernels (``BuiltinRefOpResolver``): TFLite padding, fused activations, per-tensor
+uint8 and per-channel int8 quantization. ``BUILTINS`` and ``CUSTOM_OPS`` list what exists,
+explicitly (no scanning).
+"""
+from __future__ import annotations
+
+from nnsim.tflite.builtins import activations, conv, elementwise, pooling, quantize, reduce
+from nnsim.tflite.builtins import resize, shape
+from nnsim.tflite.builtins._base import (BuiltinError, BuiltinOp, Node,
+                                         UnsupportedOperatorError)
+from nnsim.tflite.builtins.detection import DetectionPostProcess
+from nnsim.tflite.schema import BuiltinOperator as B
+
+__all__ = ["BUILTINS", "CUSTOM_OPS", "BuiltinError", "BuiltinOp", "Node",
+           "UnsupportedOperatorError", "create_builtin", "supported_operators"]
+
+BUILTINS: dict = {
+    B.CONV_2D: conv.Conv2D,
+    B.DEPTHWISE_CONV_2D: conv.DepthwiseConv2D,
+    B.FULLY_CONNECTED: conv.FullyConnected,
+    B.AVERAGE_POOL_2D: pooling.AveragePool2D,
+    B.MAX_POOL_2D: pooling.MaxPool2D,
+    B.ADD: elementwise.Add,
+    B.SUB: elementwise.Sub,
+    B.MUL: elementwise.Mul,
+    B.FLOOR_DIV: elementwise.FloorDiv,
+    B.RELU: activations.Relu,
+    B.RELU_N1_TO_1: activations.Relu1,
+    B.RELU6: activations.Relu6,
+    B.LOGISTIC: activations.Logistic,
+    B.TANH: activations.Tanh,
+    B.HARD_SWISH: activations.HardSwish,
+    B.SOFTMAX: activations.Softmax,
+    B.QUANTIZE: quantize.Quantize,
+    B.DEQUANTIZE: quantize.Dequantize,
+    B.MEAN: reduce.Mean,
+    B.ARG_MAX: reduce.ArgMax,
+    B.ARG_MIN: reduce.ArgMin,
+    B.RESIZE_BILINEAR: resize.ResizeBilinear,
+    B.RESHAPE: shape.Reshape,
+    B.SQUEEZE: shape.Squeeze,
+    B.CONCATENATION: shape.Concatenation,
+    B.PAD: shape.Pad,
+    B.TRANSPOSE: shape.Transpose,
+    B.SLICE: shape.Slice,
+    B.STRIDED_SLICE: shape.StridedSlice,
+    B.GATHER: shape.Gather,
+    B.GATHER_ND: shape.GatherNd,
+    B.CAST: shape.Cast,
+}
+
+CUSTOM_OPS: dict = {
+    "TFLite_Detection_PostProcess": DetectionPostProcess,
+}
+
+
+def supported_operators() -> list[str]:
+    """Names of every operator with a CPU builtin (builtin codes, then custom codes)."""
+    return sorted(op.name for op in BUILTINS) + sorted(CUSTOM_OPS)
+
+
+def create_builtin(model, subgraph_index: int, node_index: int) -> BuiltinOp:
+    """The CPU builtin for one node; UnsupportedOperatorError when nnsim has none."""
+    node = Node(model, subgraph_index, node_index)
+    op = node.op
+    if op.builtin == B.CUSTOM:
+        cls = CUSTOM_OPS.get(op.custom_code or "")
+    else:
+        cls = BUILTINS.get(op.builtin)
+    if cls is None:
+        kind = "custom operator" if op.builtin == B.CUSTOM else "operator"
+        raise node.error(f"nnsim has no CPU kernel for the TFLite {kind} {node.name}",
+                         unsupported=True)
+    try:
+        return cls(node)
+    except (TypeError, KeyError) as e:  # a tensor type without a numpy dtype, and the like
+        raise node.error(f"cannot set up the kernel: {e}", unsupported=True) from None
