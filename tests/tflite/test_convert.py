@@ -573,3 +573,21 @@ def test_partition_of_shared_model_keeps_node_map():
     assert c.nnapi_to_tflite_node == nodes
     assert c.model_input_tensors == [t for t in inputs if m.subgraphs[0].tensors[t].data is None]
     assert c.model_output_tensors == outputs
+
+
+def test_nnapi_inputs_and_tflite_outputs_apply_the_invoke_conversions():
+    g = Graph()
+    x = g.t((1, 4), TT.INT8, q=(0.1, 0))
+    axis, y = g.t((1,), TT.INT32), g.t((1,), TT.INT32)
+    g.op(B.ARG_MAX, [x, axis], [y], ArgMaxOptions(TT.INT32))
+    g2 = Graph()
+    a, b = g2.t((1, 4), TT.INT8, q=(0.1, 0)), g2.t((1, 4), TT.INT8, q=(0.1, 0))
+    g2.op(B.RELU, [a], [b])
+    c = convert(g.model(), fl=29)
+    feeds = c.nnapi_inputs({x: np.array([[-128, -1, 0, 127]], np.int8),
+                            axis: np.array([1], np.int32)})
+    assert feeds[0].dtype == np.uint8 and feeds[0].tolist() == [[0, 127, 128, 255]]
+    assert feeds[1].shape == () and int(feeds[1]) == 1
+    c2 = convert(g2.model(), fl=29)
+    out = c2.tflite_outputs([np.array([[0, 128, 255, 200]], np.uint8)])
+    assert out[b].dtype == np.int8 and out[b].tolist() == [[-128, 0, 127, 72]]

@@ -16,13 +16,14 @@ import pytest
 
 from nnsim.errors import OpFailedError
 from nnsim.runtime.cpu_executor import run_model
-from nnsim.tflite.convert import (ConvertOptions, apply_input_conversion, apply_output_conversion,
-                                  build_nnapi_model)
+from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
+from nnsim.tflite.options import (ArgMaxOptions, LeakyReluOptions, PackOptions, ReducerOptions,
+                                  SplitVOptions, UnpackOptions)
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
 from nnsim.tflite.writer import write_model
 
-from .test_convert_support import MODELS, partition_io, shared_model
+from .test_convert_support import MODELS, Graph, partition_io, shared_model
 
 litert = pytest.importorskip("ai_edge_litert.interpreter")
 
@@ -50,20 +51,18 @@ def _random_inputs(it, seed: int = 0):
     return values
 
 
-def _run_converted(model, nodes, fl, it):
+def _run_converted(model, nodes, fl, it, sdk=None):
     inputs, outputs = partition_io(model, nodes)
-    sdk = fl if fl < 1000 else 31
+    sdk = sdk or (fl if fl < 1000 else 31)
     c = build_nnapi_model(model, 0, nodes, inputs, outputs, ConvertOptions(fl, sdk))
-    feeds = [apply_input_conversion(it.get_tensor(t), c.input_conversions.get(t))
-             for t in c.model_input_tensors]
+    feeds = c.nnapi_inputs({t: it.get_tensor(t) for t in c.model_input_tensors})
     try:
         results = run_model(c.nnapi_model, feeds)
     except OpFailedError as e:
         if "is not implemented" in str(e):
             pytest.xfail(f"nnsim kernel missing: {e}")
         raise
-    return {t: apply_output_conversion(r, c.output_conversions.get(t))
-            for t, r in zip(c.model_output_tensors, results)}
+    return c.tflite_outputs(results)
 
 
 def _compare(name, fl=31, nodes=None, max_lsb=0, rel=1e-4, model=None, content=None):
@@ -181,3 +180,95 @@ def test_deeplab_quant_fl29_first_partition():
     whose outputs feed the CPU nodes."""
     m = shared_model("deeplabv3_mnv2_pascal_quant")
     _compare("deeplabv3_mnv2_pascal_quant", 29, list(range(61)), model=m)
+
+
+# -- small graphs through LiteRT -------------------------------------------------------------
+
+def _graph_case(build, fl=31, sdk=None, max_lsb=0, rel=1e-4, feeds=None):
+    """Build a graph with ``build(g)``, run it in LiteRT (random inputs, or ``feeds``) and as
+    the converted NNAPI model, and compare every output."""
+    g = Graph()
+    build(g)
+    model = g.model()
+    it = _interpreter(write_model(model))
+    if feeds is None:
+        _random_inputs(it, seed=1)
+    else:
+        for t, v in feeds.items():
+            it.set_tensor(t, v)
+        it.invoke()
+    nodes = list(range(len(model.subgraphs[0].operators)))
+    got = _run_converted(model, nodes, fl, it, sdk)
+    for t, value in got.items():
+        ref = it.get_tensor(t)
+        assert value.shape == ref.shape and value.dtype == ref.dtype, t
+        if ref.dtype == np.float32:
+            assert np.max(np.abs(value - ref)) <= rel * max(np.max(np.abs(ref)), 1e-6), t
+        else:
+            assert np.max(np.abs(value.astype(np.int64) - ref.astype(np.int64))) <= max_lsb, t
+
+
+def test_float_hard_swish_lowered_below_sdk30():
+    def build(g):
+        x, y = g.t((1, 8, 8, 3)), g.t((1, 8, 8, 3))
+        g.op(B.HARD_SWISH, [x], [y])
+    _graph_case(build, fl=29, sdk=29)
+
+
+def test_requantize_uint8_to_int8():
+    def build(g):
+        x, y = g.t((1, 16), TT.UINT8, q=(0.05, 120)), g.t((1, 16), TT.INT8, q=(0.07, -5))
+        g.op(B.QUANTIZE, [x], [y])
+    _graph_case(build)
+
+
+@pytest.mark.parametrize("fl", [29, 31])
+def test_int8_mean_with_requantizing_add(fl):
+    def build(g):
+        x = g.t((1, 6, 6, 4), TT.INT8, q=(0.1, -3))
+        axes = g.t((2,), TT.INT32, data=[1, 2])
+        y = g.t((1, 1, 1, 4), TT.INT8, q=(0.04, 5))
+        g.op(B.MEAN, [x, axes], [y], ReducerOptions(keep_dims=True))
+    # NNAPI averages in the input's scale, then an ADD requantizes: one rounding more than
+    # TFLite's single requantizing MEAN
+    _graph_case(build, fl=fl, max_lsb=1)
+
+
+def test_int8_padv2_at_fl29_shifts_the_pad_value():
+    def build(g):
+        x = g.t((1, 3, 3, 2), TT.INT8, q=(0.1, -2))
+        pads = g.t((4, 2), TT.INT32, data=[[0, 0], [1, 1], [2, 0], [0, 0]])
+        v = g.t((), TT.INT8, data=7, q=(0.1, -2))
+        y = g.t((1, 5, 5, 2), TT.INT8, q=(0.1, -2))
+        g.op(B.PADV2, [x, pads, v], [y])
+    _graph_case(build, fl=29)
+
+
+def test_float_lowerings_pack_unpack_split_v_squared_difference():
+    def build(g):
+        a, b = g.t((2, 3)), g.t((2, 3))
+        p = g.t((2, 2, 3))
+        g.op(B.PACK, [a, b], [p], PackOptions(2, 1))
+        u0, u1 = g.t((2, 3)), g.t((2, 3))
+        g.op(B.UNPACK, [p], [u0, u1], UnpackOptions(2, 1))
+        sizes, axis = g.t((2,), TT.INT32, data=[1, -1]), g.t((), TT.INT32, data=1)
+        s0, s1 = g.t((2, 1)), g.t((2, 2))
+        g.op(B.SPLIT_V, [u0, sizes, axis], [s0, s1], SplitVOptions(2))
+        d = g.t((2, 2))
+        g.op(B.SQUARED_DIFFERENCE, [s1, g.t((2, 2), data=np.full((2, 2), 0.25))], [d])
+    _graph_case(build, fl=31)
+
+
+def test_float_leaky_relu_as_prelu():
+    def build(g):
+        x, y = g.t((1, 4, 4, 2)), g.t((1, 4, 4, 2))
+        g.op(B.LEAKY_RELU, [x], [y], LeakyReluOptions(0.2))
+    _graph_case(build)
+
+
+def test_non_constant_arg_max_axis_is_a_scalar_input():
+    def build(g):
+        x, axis, y = g.t((2, 5)), g.t((1,), TT.INT32), g.t((2,), TT.INT32)
+        g.op(B.ARG_MAX, [x, axis], [y], ArgMaxOptions(TT.INT32))
+    x = np.random.default_rng(3).uniform(-1, 1, (2, 5)).astype(np.float32)
+    _graph_case(build, feeds={0: x, 1: np.array([1], np.int32)})

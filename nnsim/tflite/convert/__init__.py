@@ -53,7 +53,8 @@ class ConvertedModel:
     ``input_conversions`` / ``output_conversions`` name the value conversion the delegate's
     ``Invoke`` applies (3.6): ``int8_to_uint8`` (+128 before NNAPI), ``uint8_to_int8`` (-128
     after), ``uint8_to_int32``, ``int8_to_int32`` (plain widening, FL >= 30),
-    ``int8_to_int32_plus128`` (FL < 30), ``int64_to_int32``. See ``apply_*_conversion``.
+    ``int8_to_int32_plus128`` (FL < 30), ``int64_to_int32``, ``float16_to_float32``. See
+    ``apply_input_conversion`` / ``apply_output_conversion``.
     """
 
     nnapi_model: ModelBuilder
@@ -63,6 +64,23 @@ class ConvertedModel:
     input_conversions: dict[int, str] = field(default_factory=dict)
     output_conversions: dict[int, str] = field(default_factory=dict)
     nnapi_to_tflite_node: list[int] = field(default_factory=list)
+
+    def nnapi_inputs(self, values) -> list[np.ndarray]:
+        """The NNAPI model's inputs, in order, from TFLite tensor values (a mapping tensor ->
+        array), converted as the delegate's Invoke does (3.6); a one-element tensor fed to a
+        scalar operand (3.4) is passed as a 0-d array."""
+        arrays = []
+        for t, ann in zip(self.model_input_tensors, self.nnapi_model.input_indexes):
+            value = apply_input_conversion(values[t], self.input_conversions.get(t))
+            if self.nnapi_model.operands[ann].is_scalar:
+                value = value.reshape(())
+            arrays.append(value)
+        return arrays
+
+    def tflite_outputs(self, results) -> dict[int, np.ndarray]:
+        """TFLite tensor -> value from the NNAPI model's outputs, converted back (3.6)."""
+        return {t: apply_output_conversion(r, self.output_conversions.get(t))
+                for t, r in zip(self.model_output_tensors, results)}
 
 
 def apply_input_conversion(value, conversion: str | None) -> np.ndarray:
@@ -76,6 +94,8 @@ def apply_input_conversion(value, conversion: str | None) -> np.ndarray:
         return value.astype(np.int32) + 128
     if conversion in ("uint8_to_int32", "int8_to_int32", "int64_to_int32"):
         return value.astype(np.int32)
+    if conversion == "float16_to_float32":
+        return value.astype(np.float32)
     raise ValueError(f"unknown input conversion {conversion!r}")
 
 

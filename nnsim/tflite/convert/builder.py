@@ -134,6 +134,7 @@ class OpBuilder:
         if t.is_constant:
             data = np.asarray(t.data)
             if ttype in (TT.UINT8, TT.INT8) and flags & INT8_CONVERSION and per_channel is None:
+                # upstream reads the bytes as int8 and adds 128, uint8 data included (3.3)
                 data = (data.view(np.int8).astype(np.int16) + 128).astype(np.uint8)
             elif t.type == TT.FLOAT16 and flags & HALF_TO_FLOAT_CONVERSION:
                 data = data.astype(np.float32)
