@@ -271,7 +271,9 @@ def npu_op_cost(stats: OpStats, p: NpuParams, profiling: bool = False) -> OpCost
     unit = npu_unit(stats)
     if unit == "--":
         return OpCost(stats, unit, 0.0, 0.0, 0.0)
-    rate = p.unit_macs_per_ns[unit] * p.efficiency.get(stats.op_class, p.efficiency["other"])
+    rate = p.unit_macs_per_ns[unit]
+    if unit == "NN":  # utilisation of the MAC array; TP and SH rates are effective rates
+        rate *= p.efficiency.get(stats.op_class, p.efficiency["other"])
     compute = stats.macs / rate if rate > 0 else 0.0
     if stats.per_channel and unit == "NN":
         compute *= p.per_channel_factor  # int8 per-channel: NN core + PPU help (3.4, 4.4)
@@ -306,7 +308,8 @@ def compile_ns(step: StepCost, p: NpuParams) -> float:
 
 def cache_load_ns(step: StepCost, p: NpuParams) -> float:
     """First inference preparation when the NNAPI compilation cache was hit (4.1, 4.5)."""
-    return p.cache_load_fixed_ns + p.cache_load_per_weight_byte_ns * step.weight_bytes
+    load = p.cache_load_fixed_ns + p.cache_load_per_weight_byte_ns * step.weight_bytes
+    return min(load, compile_ns(step, p))  # a cache hit never costs more than compiling
 
 
 def cache_store_ns(step: StepCost, p: NpuParams) -> float:
