@@ -9,8 +9,8 @@ from __future__ import annotations
 from nnsim.errors import NnapiError
 from nnsim.ops import (activations, add, batch_space, concatenation, conv_2d, depth_space,
                        depthwise_conv_2d, dequantize, div, fully_connected, gather, mean, minmax,
-                       pad, pooling, quantize, reshape, slicing, softmax, squeeze, tanh,
-                       transpose, unary)
+                       pad, pooling, quantize, reshape, resize, slicing, softmax, squeeze,
+                       tanh, transpose, unary)
 from nnsim.types import OperationCode as C
 
 ALL_SPECS = (
@@ -37,11 +37,12 @@ ALL_SPECS = (
     transpose.SPEC,
     slicing.SLICE, slicing.STRIDED_SLICE,
     gather.GATHER, gather.ARGMAX, gather.ARGMIN, gather.CAST,
+    resize.RESIZE_BILINEAR, resize.RESIZE_NEAREST_NEIGHBOR,
 )
 
 NOT_IMPLEMENTED = frozenset({
     C.EMBEDDING_LOOKUP, C.HASHTABLE_LOOKUP, C.L2_NORMALIZATION, C.L2_POOL_2D,
-    C.LOCAL_RESPONSE_NORMALIZATION, C.LSH_PROJECTION, C.LSTM, C.RESIZE_BILINEAR, C.RNN, C.SVDF,
+    C.LOCAL_RESPONSE_NORMALIZATION, C.LSH_PROJECTION, C.LSTM, C.RNN, C.SVDF,
     C.AXIS_ALIGNED_BBOX_TRANSFORM, C.BIDIRECTIONAL_SEQUENCE_LSTM, C.BIDIRECTIONAL_SEQUENCE_RNN,
     C.BOX_WITH_NMS_LIMIT, C.CHANNEL_SHUFFLE, C.DETECTION_POSTPROCESSING, C.EQUAL,
     C.GENERATE_PROPOSALS, C.GREATER, C.GREATER_EQUAL, C.GROUPED_CONV_2D, C.HEATMAP_MAX_KEYPOINT,
@@ -49,9 +50,8 @@ NOT_IMPLEMENTED = frozenset({
     C.LOG_SOFTMAX, C.NOT_EQUAL, C.PAD_V2, C.POW, C.QUANTIZED_16BIT_LSTM, C.RANDOM_MULTINOMIAL,
     C.REDUCE_ALL, C.REDUCE_ANY, C.REDUCE_MAX, C.REDUCE_MIN, C.REDUCE_PROD, C.REDUCE_SUM,
     C.ROI_ALIGN, C.ROI_POOLING, C.SELECT, C.SIN, C.SPLIT, C.TILE, C.TOPK_V2, C.TRANSPOSE_CONV_2D,
-    C.UNIDIRECTIONAL_SEQUENCE_LSTM, C.UNIDIRECTIONAL_SEQUENCE_RNN, C.RESIZE_NEAREST_NEIGHBOR,
-    C.QUANTIZED_LSTM, C.IF, C.WHILE, C.FILL, C.RANK, C.BATCH_MATMUL, C.PACK, C.MIRROR_PAD,
-    C.REVERSE, C.OEM_OPERATION,
+    C.UNIDIRECTIONAL_SEQUENCE_LSTM, C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE,
+    C.FILL, C.RANK, C.BATCH_MATMUL, C.PACK, C.MIRROR_PAD, C.REVERSE, C.OEM_OPERATION,
 })
 
 
