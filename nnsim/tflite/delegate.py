@@ -135,13 +135,14 @@ class NnApiDelegateKernel:
         return hashlib.sha256(key).digest()
 
     def invoke(self, values: dict) -> None:
-        """Read the partition inputs from ``values`` (tensor -> array) and write its outputs."""
+        """Read the partition inputs from ``values`` (tensor -> array) and write its outputs,
+        with the Invoke type conversions of tflite-nnapi-delegate.md 3.6."""
         conv = self.converted
         ex = Execution(self.compilation)
-        for k, t in enumerate(conv.model_input_tensors):
-            ex.set_input(k, None, _convert_in(values[t], conv.input_conversions.get(t)))
+        for k, arr in enumerate(conv.nnapi_inputs(values)):
+            ex.set_input(k, None, np.ascontiguousarray(arr))
         outs = []
-        for k, t in enumerate(conv.model_output_tensors):
+        for k in range(len(conv.model_output_tensors)):
             operand = conv.nnapi_model.operands[conv.nnapi_model.output_indexes[k]]
             buf = np.zeros(tuple(operand.dimensions), operand.dtype())
             ex.set_output(k, None, buf)
@@ -155,20 +156,7 @@ class NnApiDelegateKernel:
                                      f"to invoke.")
             raise
         self.last_execution = ex
-        for t, buf in zip(conv.model_output_tensors, outs):
-            values[t] = _convert_out(buf, conv.output_conversions.get(t))
-
-
-def _convert_in(value, conversion):
-    if conversion == "int8_to_uint8":
-        return (np.asarray(value).astype(np.int16) + 128).astype(np.uint8)
-    return value
-
-
-def _convert_out(value, conversion):
-    if conversion == "uint8_to_int8":
-        return (value.astype(np.int16) - 128).astype(np.int8)
-    return value
+        values.update(conv.tflite_outputs(outs))
 
 
 class NnApiDelegate:
