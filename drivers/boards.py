@@ -16,7 +16,10 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nnsim.drivers.simulated import google_edgetpu
+from nnsim.drivers.synap_npu import SynapNpuDriver
 from nnsim.drivers.timing import CpuParams, NpuParams
+from nnsim.drivers.vsi_npu import VsiNpuDriver
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_BOARD = "imx8mp"
@@ -104,17 +107,15 @@ def current_board() -> Board:
     return BOARDS[_current[0]]
 
 
+DRIVER_FACTORIES = {"vsi-npu": VsiNpuDriver, "synap-npu": SynapNpuDriver,
+                    "google-edgetpu": google_edgetpu}
+
+
 def make_driver(device: str, board: str):
     """A fresh driver instance for ``device`` with the timing of ``board``."""
-    if device == "vsi-npu":
-        from nnsim.drivers.vsi_npu import VsiNpuDriver
-        return VsiNpuDriver(board=board)
-    if device == "synap-npu":
-        from nnsim.drivers.synap_npu import SynapNpuDriver
-        return SynapNpuDriver(board=board)
-    if device == "google-edgetpu":
-        from nnsim.drivers.simulated import google_edgetpu
-        return google_edgetpu(board=board)
+    factory = DRIVER_FACTORIES.get(device)
+    if factory is not None:
+        return factory(board)
     raise ValueError(f"no simulated driver named {device!r}")
 
 

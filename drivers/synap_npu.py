@@ -37,7 +37,7 @@ from nnsim.drivers.simulated import model_fingerprint
 from nnsim.drivers.vsi_npu import B8, F16, F32, I8, I32, U8, VERSION_STRING, VsiNpuDriver
 from nnsim.errors import OpFailedError
 from nnsim.runtime import vlog
-from nnsim.runtime.properties import getprop, getprop_int
+from nnsim.runtime.properties import getprop, getprop_int, register_property
 
 PROP_CACHE_PATH = "vendor.SYNAP_CACHE_PATH"
 PROP_CACHE_CAPACITY = "vendor.SYNAP_CACHE_CAPACITY"
@@ -208,3 +208,7 @@ class SynapNpuDriver(VsiNpuDriver):
                                           c.stats.bytes_written if c.unit != "--" else 0,
                                           c.unit, c.layer_name) for c in prepared.cost.ops]
         sysfs.synap_statistics().record_inference(net, int(timing.device_ns // 1000), profile)
+
+
+for _key, (_default, _meaning) in SynapNpuDriver.properties.items():  # listed by `nnsim props`
+    register_property(_key, _default, _meaning)

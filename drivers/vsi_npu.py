@@ -31,7 +31,7 @@ from nnsim.drivers.simulated import (DEFAULT, INLINE, REJECT, VALIDATOR, OpRule,
                                      SimulatedDriver, types)
 from nnsim.drivers.sysfs import device_path
 from nnsim.runtime import vlog
-from nnsim.runtime.properties import getprop, getprop_int
+from nnsim.runtime.properties import getprop, getprop_int, register_property
 from nnsim.types import (FLT_MAX, SCALAR_TYPES, FeatureLevel, OperandLifeTime, OperandType,
                          OperationCode)
 
@@ -568,3 +568,7 @@ class VsiNpuDriver(SimulatedDriver):
             vlog.log_info(self.log_tag, line)
         vlog.log_info(self.log_tag,
                       f"getSupportedOperations_{self.hal_version.replace('.', '_')} exit")
+
+
+for _key, (_default, _meaning) in VsiNpuDriver.properties.items():  # listed by `nnsim props`
+    register_property(_key, _default, _meaning)

@@ -78,9 +78,10 @@ def resize_model(code, t=U8, align_corners=None, half_pixel=None):
     b = Builder()
     x = b.tensor(t, (1, 4, 4, 1))
     ins = [x, b.scalar(T.INT32, 8), b.scalar(T.INT32, 8)]
+    if code == 94 or align_corners is not None or half_pixel is not None:
+        ins.append(b.scalar(T.BOOL, False))  # layout (mandatory for RESIZE_NEAREST_NEIGHBOR)
     if align_corners is not None or half_pixel is not None:
-        ins += [b.scalar(T.BOOL, False), b.scalar(T.BOOL, bool(align_corners)),
-                b.scalar(T.BOOL, bool(half_pixel))]
+        ins += [b.scalar(T.BOOL, bool(align_corners)), b.scalar(T.BOOL, bool(half_pixel))]
     y = b.tensor(t, (1, 8, 8, 1))
     b.add_operation(code, ins, [y])
     return b.done([x], [y])
