@@ -37,7 +37,7 @@ from nnsim.drivers.base import (WORST, Capabilities, Driver, PerformanceInfo, Pr
 from nnsim.errors import OpFailedError
 from nnsim.runtime import vlog
 from nnsim.runtime.properties import register_property
-from nnsim.types import DeviceType, FeatureLevel, OperandLifeTime, OperandType, OperationCode
+from nnsim.types import DeviceType, FeatureLevel, OperandLifeTime, OperandType
 
 L = OperandLifeTime
 T = OperandType
@@ -299,7 +299,7 @@ class SimulatedDriver(Driver):
         veto = self.model_veto(model)
         decisions = []
         log_lines = []
-        for i in range(len(model.operations)):
+        for i in range(len(model.operations) if veto is None else 0):
             view = OpView(model, i)
             if view.op.min_feature_level > self.feature_level:
                 decisions.append(SupportDecision(False, (
@@ -311,7 +311,7 @@ class SimulatedDriver(Driver):
             log_lines.extend(reasons)
             decisions.append(SupportDecision(not reasons, "; ".join(reasons)))
         if veto is not None:
-            decisions = [SupportDecision(False, veto) for _ in decisions]
+            decisions = [SupportDecision(False, veto) for _ in model.operations]
         self.log_supported_end(log_lines)
         return decisions
 
