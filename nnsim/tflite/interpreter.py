@@ -10,7 +10,8 @@ fails the original plan is restored and the failure logged, as TFLite does. Afte
 
 Beyond LiteRT, for the CLI and for op profiling:
 
-* ``delegation``: the ``DelegationResult`` in effect (None when nothing is delegated);
+* ``delegation``: the ``DelegationResult`` in effect (None when nothing is delegated), and
+  ``delegation_error``: why applying a delegate failed (None when it did not);
 * ``execution_plan`` / ``plan_items()``: what runs, in order, and which nodes each item covers;
 * ``last_profile``: host nanoseconds per plan item of the last ``invoke()``;
 * ``last_delegate_executions``: the NNAPI executions of the last ``invoke()`` (their
@@ -68,6 +69,21 @@ class PlanItemProfile:
     host_ns: int
 
 
+_RESTORED = "Restored original execution plan after delegate application failure."
+
+
+class _LineCatcher(logging.Handler):
+    """Notes whether a given log message went by (the delegate may log it itself)."""
+
+    def __init__(self, message):
+        super().__init__(level=1)
+        self.message, self.hit = message, False
+
+    def emit(self, record):
+        if record.getMessage() == self.message:
+            self.hit = True
+
+
 def _type_name(dtype) -> str:
     return _TYPE_NAMES.get(np.dtype(dtype).newbyteorder("="), np.dtype(dtype).name.upper())
 
@@ -111,6 +127,7 @@ class Interpreter:
         self._builtin_cache: dict = {}
         self._dynamic: set = set()
         self.delegation = None
+        self.delegation_error = None
         self._delegated_shapes = None
         self.execution_plan: list = [("node", i) for i in range(len(self._sg.operators))]
         self.last_profile: list[PlanItemProfile] = []
@@ -205,6 +222,7 @@ class Interpreter:
     def _apply_delegates(self, shapes, dynamic):
         from nnsim.tflite.delegate import DelegateError
         self.delegation = None
+        self.delegation_error = None
         self.execution_plan = [("node", i) for i in range(len(self._sg.operators))]
         self._delegated_shapes = shapes
         if dynamic:
@@ -219,12 +237,17 @@ class Interpreter:
                 tflog.log(logging.WARNING, f"nnsim applies one delegate per graph: delegate "
                                            f"{k} ({type(delegate).__name__}) is not applied.")
                 continue
+            seen = _LineCatcher(_RESTORED)
+            tflog.LOGGER.addHandler(seen)
             try:
                 result = delegate.prepare(model, 0)
             except DelegateError as e:
-                tflog.log(logging.ERROR, f"Restored original execution plan after delegate "
-                                         f"application failure. ({e})")
+                self.delegation_error = str(e)
+                if not seen.hit:  # subgraph.cc logs it once, whichever path failed
+                    tflog.log(logging.ERROR, _RESTORED)
                 continue
+            finally:
+                tflog.LOGGER.removeHandler(seen)
             if result is not None and result.kernels:
                 self.delegation = result
                 self.execution_plan = list(result.plan)

@@ -66,6 +66,8 @@ class Conv2D(_Weighted):
     def __init__(self, node):
         super().__init__(node)
         self.opts = node.options(Conv2DOptions)
+        if node.input(2) is None:
+            raise node.error("a bias input is required (TFLite conv.cc: has_bias)")
         self.fuse = fuse_code(node, self.opts.fused_activation_function)
         self._setup_quant(allow_hybrid=True)
         w = node.const_input(1)

@@ -1,0 +1,142 @@
+"""Every shared model runs in ``nnsim.tflite.Interpreter`` and agrees with LiteRT.
+
+Oracle: ``ai_edge_litert`` with ``OpResolverType.BUILTIN_REF`` (TFLite's reference kernels) on
+seeded random inputs. Quantized outputs must be identical, float outputs within 1e-4 relative.
+
+Three runs per model:
+
+* ``cpu``: no delegate, every node on nnsim's CPU builtins;
+* ``nnapi``: ``load_delegate("nnapi", {"disallow_nnapi_cpu": False})`` as the brief's scripts
+  write it (with nnapi-reference as the only device TFLite delegates nothing: DoPrepare needs
+  more than one device when no accelerator is named);
+* ``nnapi-reference``: the same, naming ``accelerator_name="nnapi-reference"``, which forces
+  the delegated partitions through nnsim's NNAPI runtime on nnapi-reference.
+
+Where the NNAPI path legitimately computes differently from TFLite's CPU kernels, the
+difference is bounded instead of required to be zero (``NNAPI_DEVIATIONS``, with the reason).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2].parent / "shared"
+MODELS_DIR = SHARED / "models"
+MODEL_FILES = sorted(MODELS_DIR.glob("*.tflite")) if MODELS_DIR.is_dir() else []
+
+litert = pytest.importorskip("ai_edge_litert.interpreter")
+
+# Models that take more than ~20 s each (cold numba cache included) run with ``-m slow``.
+# None does today: the whole file takes ~25 s warm, ~55 s with an empty numba cache.
+SLOW: set = set()
+
+# NNAPI path vs TFLite CPU: (kind, bound, reason). kind "lsb": integer outputs within
+# ``bound``; "fraction": at least ``bound`` of the elements equal; "rtol": float tolerance.
+NNAPI_DEVIATIONS = {
+    "ad01_int8": ("lsb", 1, "NNAPI FULLY_CONNECTED requantizes with double rounding, LiteRT's "
+                            "CPU kernel with single rounding"),
+    "mobilenet_v2_quantized_1x3x224x224": ("lsb", 1, "FULLY_CONNECTED rounding, as ad01"),
+    "tf2_mobilenet_v2_1.0_224_ptq": ("lsb", 1, "MEAN with requantization is lowered to "
+                                               "MEAN + ADD by the NNAPI delegate"),
+    "deeplabv3_mnv2_pascal_quant": ("fraction", 0.98, "QUANTIZE of a quantized input is "
+                                                      "lowered by the NNAPI delegate; ARG_MAX "
+                                                      "flips where two classes tie within 1 LSB"),
+    "kws_ref_model_float32": ("rtol", 0.1, "hybrid CONV_2D: LiteRT quantizes the activations "
+                                           "to int8, NNAPI computes in float"),
+}
+
+RUNS = {
+    "cpu": None,
+    "nnapi": {"disallow_nnapi_cpu": False},
+    "nnapi-reference": {"accelerator_name": "nnapi-reference", "disallow_nnapi_cpu": False},
+}
+
+
+def _params():
+    if not MODEL_FILES:
+        return [pytest.param(None, None, marks=pytest.mark.skip(
+            reason=f"shared models not found at {MODELS_DIR}"))]
+    out = []
+    for path in MODEL_FILES:
+        for run in RUNS:
+            marks = [pytest.mark.slow] if path.stem in SLOW else []
+            out.append(pytest.param(path, run, marks=marks, id=f"{path.stem}-{run}"))
+    return out
+
+
+def seeded_inputs(details, seed=0):
+    rng = np.random.default_rng(seed)
+    values = []
+    for d in details:
+        dtype = np.dtype(d["dtype"])
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            values.append(rng.integers(info.min, info.max + 1, size=d["shape"]).astype(dtype))
+        else:
+            values.append(rng.uniform(-1.0, 1.0, size=d["shape"]).astype(dtype))
+    return values
+
+
+def run_interpreter(ip, values):
+    ip.allocate_tensors()
+    for d, v in zip(ip.get_input_details(), values):
+        ip.set_tensor(d["index"], v)
+    ip.invoke()
+    return [ip.get_tensor(d["index"]) for d in ip.get_output_details()]
+
+
+def litert_outputs(path, values):
+    ip = litert.Interpreter(model_path=str(path), num_threads=1,
+                            experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    return run_interpreter(ip, values)
+
+
+def assert_matches(ours, ref, names, deviation=None):
+    for a, b, name in zip(ours, ref, names):
+        assert a.shape == b.shape and a.dtype == b.dtype, (name, a.shape, b.shape)
+        kind = deviation[0] if deviation else None
+        if a.dtype.kind == "f":
+            rtol = deviation[1] if kind == "rtol" else 1e-4
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-5 if kind != "rtol" else 1e-2,
+                                       err_msg=name)
+        elif kind == "lsb":
+            diff = np.abs(a.astype(np.int64) - b.astype(np.int64))
+            assert diff.max() <= deviation[1], (name, int(diff.max()))
+        elif kind == "fraction":
+            assert np.mean(a == b) >= deviation[1], (name, float(np.mean(a == b)))
+        else:
+            assert np.array_equal(a, b), (name, int(np.count_nonzero(a != b)), a.size)
+
+
+@pytest.mark.parametrize("path,run", _params())
+def test_model_matches_litert(path, run):
+    from nnsim.tflite import Interpreter, load_delegate
+
+    options = RUNS[run]
+    delegates = [load_delegate("nnapi", options)] if options is not None else None
+    ours = Interpreter(model_path=str(path), experimental_delegates=delegates)
+    ours.allocate_tensors()
+    values = seeded_inputs(ours.get_input_details())
+    got = run_interpreter(ours, values)
+    want = litert_outputs(path, values)
+    names = [d["name"] for d in ours.get_output_details()]
+    deviation = NNAPI_DEVIATIONS.get(path.stem) if ours.delegation is not None else None
+    if "TFLite_Detection_PostProcess" in names[0]:
+        _assert_detections(got, want)
+    else:
+        assert_matches(got, want, names, deviation)
+    if run == "nnapi-reference":
+        assert ours.delegation is not None and ours.delegation.nodes_replaced > 0
+        assert ours.last_delegate_executions, "the delegated partitions did not run"
+        assert all(e.step_report for e in ours.last_delegate_executions)
+
+
+def _assert_detections(got, want):
+    """Boxes, classes, scores, count: equal on the first ``count`` rows (the rest is unset)."""
+    count = int(want[3][0])
+    assert int(got[3][0]) == count and count > 0
+    for a, b in zip(got[:3], want[:3]):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a[:, :count], b[:, :count], rtol=1e-6, atol=1e-7)
