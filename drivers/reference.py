@@ -33,5 +33,10 @@ class ReferenceDriver(Driver):
                 out.append(SupportDecision(True))
         return out
 
+    def execution_timing(self, prepared, host_ns: int):
+        """Simulated time on the current board's CPU (drivers/timing.py CPU cost model)."""
+        from nnsim.drivers.timing import reference_cpu_timing
+        return reference_cpu_timing(prepared, host_ns)
+
 
 CPU_DEVICE = ReferenceDriver()

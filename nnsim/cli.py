@@ -1,55 +1,57 @@
-"""The ``nnsim`` command line. Only this module prints."""
+"""The ``nnsim`` command line. Only the CLI prints.
+
+Exit codes: 0 success, 1 a missing/corrupt model or a failed run, 2 bad flags or values.
+"""
 from __future__ import annotations
 
 import argparse
-import logging
 import sys
 
 import nnsim
-from nnsim.runtime.vlog import LOGGER_PREFIX, LogcatFormatter
+from nnsim.commands import explain as explain_cmd
+from nnsim.commands import run as run_cmd
+from nnsim.commands.common import RunError, UsageError
+
+EXAMPLES = {
+    "run": """examples:
+  nnsim run                                   # the built-in demo model on the default board
+  nnsim run model.tflite --vlog               # plus the board's logcat lines
+  nnsim run model.tflite --board vs680 --input photo.bmp
+  nnsim run model.tflite --setprop debug.nn.partition=0""",
+}
 
 
-def _install_logcat(stream=sys.stdout) -> None:
-    handler = logging.StreamHandler(stream)
-    handler.setFormatter(LogcatFormatter())
-    root = logging.getLogger(LOGGER_PREFIX.rstrip("."))
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
+COMMAND_MODULES = [explain_cmd]
 
 
-def _apply_setprops(pairs) -> None:
-    for pair in pairs or ():
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise SystemExit(f"nnsim: error: --setprop expects KEY=VALUE, got {pair!r}")
-        nnsim.setprop(key, value)
+class Parser(argparse.ArgumentParser):
+    """One-line errors with exit code 2."""
+
+    def error(self, message):
+        raise UsageError(message)
 
 
-def cmd_run(args) -> int:
-    _apply_setprops(args.setprop)
-    if args.vlog:
-        nnsim.setprop("debug.nn.vlog", "1")
-    _install_logcat()
-    from nnsim.demo import run_conv_quant8
-    out = run_conv_quant8()
-    print(f"conv_quant8 (AOSP V1_0 conformance model) on nnapi-reference: output "
-          f"{out.ravel().tolist()} (expected [15, 15, 15, 15])")
-    return 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="nnsim", description=(
-        "An Android NNAPI runtime with simulated NPU drivers: see why each operation of a "
-        "model runs where it runs."))
+def build_parser() -> Parser:
+    parser = Parser(prog="nnsim", description=(
+        "An Android NNAPI runtime with simulated NPU drivers: see where each operation of a "
+        "model runs, and why."), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"nnsim {nnsim.__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser("run", help="run a model once and show where each operation ran",
-                         description="Run the built-in demo model once.")
-    run.add_argument("--vlog", action="store_true",
-                     help="print the logcat lines of 'setprop debug.nn.vlog 1'")
-    run.add_argument("--setprop", action="append", metavar="KEY=VALUE",
-                     help="set an emulated Android property (repeatable)")
-    run.set_defaults(func=cmd_run)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
+    p = sub.add_parser("run", help="run a model once and show where each operation ran",
+                       description="Load a .tflite model, apply the NNAPI delegate for the "
+                                   "board's devices, run one inference and report.",
+                       epilog=EXAMPLES["run"], formatter_class=argparse.RawDescriptionHelpFormatter)
+    run_cmd.add_arguments(p)
+    p.set_defaults(func=run_cmd.run)
+    sub.add_parser("benchmark", help="benchmark_model: timings and op profiling (simulated board "
+                                     "time by default); see nnsim benchmark --help",
+                   add_help=False)
+    for module in COMMAND_MODULES:
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
+                           epilog=module.EPILOG,
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(p)
+        p.set_defaults(func=module.run)
     return parser
 
 
@@ -58,11 +60,23 @@ def main(argv=None) -> int:
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `nnsim run --vlog | head` is normal use
     parser = build_parser()
-    args = parser.parse_args(argv)
-    if not getattr(args, "func", None):
-        parser.print_help()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if argv and argv[0] == "benchmark":
+            # benchmark_model's own flag syntax (--name=value), not argparse's
+            from nnsim.commands import benchmark
+            return benchmark.main(argv[1:], sys.stdout)
+        args = parser.parse_args(argv)
+        if not getattr(args, "func", None):
+            parser.print_help()
+            return 2
+        return args.func(args, sys.stdout)
+    except UsageError as e:
+        print(f"nnsim: error: {e}", file=sys.stderr)
         return 2
-    return args.func(args)
+    except RunError as e:
+        print(f"nnsim: error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

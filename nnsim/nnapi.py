@@ -86,8 +86,7 @@ def _need(obj, fn: str, cls=None):
 # -- model ------------------------------------------------------------------------------------------
 @_value
 def ANeuralNetworksModel_create():
-    vlog.init_vlog_mask()
-    return ModelBuilder()
+    return ModelBuilder.create()
 
 
 def ANeuralNetworksModel_free(model) -> None:

@@ -42,6 +42,13 @@ class ModelBuilder:
         # operations as compiled/partitioned (trailing default arguments removed)
         self.compiled_inputs: list[tuple] = []
 
+    @classmethod
+    def create(cls) -> "ModelBuilder":
+        """``ANeuralNetworksModel_create``: re-reads ``debug.nn.vlog`` (initVLogMask), then
+        makes an empty model. Step models built by the partitioner use the constructor."""
+        vlog.init_vlog_mask()
+        return cls()
+
     # -- state checks --------------------------------------------------------------------------
     def _check_modifiable(self, fn: str) -> None:
         if self.invalid:

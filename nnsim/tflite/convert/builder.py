@@ -44,7 +44,7 @@ class OpBuilder:
         self.tensors = subgraph.tensors
         self.fl = int(options.target_feature_level)
         self.sdk = int(options.android_sdk_version)
-        self.model = ModelBuilder()
+        self.model = ModelBuilder.create()  # ANeuralNetworksModel_create
         self.t2a: dict[int, int] = {}          # TFLite tensor -> NNAPI operand (3.2)
         self.type_conversion: dict[int, TT] = {}  # TFLite tensor -> equivalent TFLite type
         self.ins: list[int] = []

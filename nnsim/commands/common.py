@@ -1,0 +1,101 @@
+"""Shared CLI plumbing: errors, log handlers, boards, model loading."""
+from __future__ import annotations
+
+import logging
+import re
+import sys
+from pathlib import Path
+
+import nnsim
+from nnsim.runtime.vlog import LOGGER_PREFIX, LogcatFormatter
+
+
+class UsageError(Exception):
+    """Bad flags or values: one line on stderr, exit code 2."""
+
+
+class RunError(Exception):
+    """A missing/corrupt model or a failed run: one line on stderr, exit code 1."""
+
+
+def install_log_handlers(logcat_stream=None) -> None:
+    """Logcat lines (threadtime) to stdout, TFLite runtime lines (``INFO: ...``) to stderr."""
+    from nnsim.tflite.tflog import LOGGER as TFLITE, TfliteFormatter, VERBOSE
+    handler = logging.StreamHandler(logcat_stream or sys.stdout)
+    handler.setFormatter(LogcatFormatter())
+    root = logging.getLogger(LOGGER_PREFIX.rstrip("."))
+    root.handlers = [h for h in root.handlers if not getattr(h, "_nnsim_cli", False)]
+    handler._nnsim_cli = True
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    th = logging.StreamHandler(sys.stderr)
+    th.setFormatter(TfliteFormatter())
+    th._nnsim_cli = True
+    TFLITE.handlers = [h for h in TFLITE.handlers if not getattr(h, "_nnsim_cli", False)]
+    TFLITE.addHandler(th)
+    TFLITE.setLevel(VERBOSE)
+    TFLITE.propagate = False
+
+
+def apply_setprops(pairs) -> None:
+    for pair in pairs or ():
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip() or any(c.isspace() for c in key):
+            raise UsageError(f"--setprop expects KEY=VALUE, got {pair!r}")
+        nnsim.setprop(key, value)
+
+
+def apply_board(name: str, devices=None) -> object:
+    """Install the board's drivers and properties; ``devices`` keeps only those driver names."""
+    from nnsim.drivers.boards import BOARDS, apply_board as _apply
+    if name not in BOARDS:
+        raise UsageError(f"unknown board {name!r}; choose from {', '.join(sorted(BOARDS))}")
+    board = _apply(name)
+    if devices:
+        from nnsim.runtime.devices import get_device_manager
+        known = [d.name for d in get_device_manager().drivers()] + ["nnapi-reference"]
+        for d in devices:
+            if d not in known:
+                raise UsageError(f"board {name} has no device {d!r}; it has "
+                                 f"{', '.join(known)}")
+        wanted = [d for d in devices if d != "nnapi-reference"]
+        nnsim.setprop("debug.nn.enabled-devices",
+                      "|".join(re.escape(d) for d in wanted) if wanted else "(?!)")
+    return board
+
+
+def load_model_bytes(path: str | None) -> tuple[str, bytes]:
+    """(display name, bytes); the built-in demo model when ``path`` is None."""
+    if path is None:
+        from nnsim.tflite.demo_model import DEMO_MODEL_NAME, demo_model_bytes
+        return DEMO_MODEL_NAME, demo_model_bytes()
+    p = Path(path)
+    if not p.exists():
+        raise RunError(f"{path}: no such file")
+    if p.is_dir():
+        raise RunError(f"{path}: is a directory, not a .tflite model")
+    try:
+        return p.name, p.read_bytes()
+    except OSError as e:
+        raise RunError(f"{path}: {e.strerror}") from None
+
+
+def read_labels(path: Path | None, count: int) -> list[str] | None:
+    if path is None or not path.exists():
+        return None
+    labels = path.read_text(errors="replace").splitlines()
+    return labels if len(labels) >= count else None
+
+
+def default_labels(model_path: str | None, count: int) -> list[str] | None:
+    """imagenet_labels.txt beside the model for 1001-class outputs (the shared models' layout)."""
+    if model_path is None or count not in (1000, 1001):
+        return None
+    labels = read_labels(Path(model_path).parent / "imagenet_labels.txt", 1001)
+    if labels and count == 1000:
+        labels = labels[1:]
+    return labels
+
+
+def fmt_ms(ns) -> str:
+    return "n/a" if ns is None else f"{ns / 1e6:.3f} ms"

@@ -1,0 +1,65 @@
+"""``nnsim explain``: why each operation ran where it ran, and what to change."""
+from __future__ import annotations
+
+import json
+
+import nnsim
+from nnsim.commands.common import (RunError, apply_board, apply_setprops, install_log_handlers,
+                                   load_model_bytes)
+
+NAME = "explain"
+HELP = "for every node and device: supported or not, the exact reason, and fixes"
+DESCRIPTION = ("Apply the TFLite NNAPI delegate for the board's devices and explain every "
+               "node: the delegate's validation failures, each device's answer, the device "
+               "that won, and known fixes.")
+EPILOG = """examples:
+  nnsim explain deeplabv3_mnv2_pascal_quant.tflite --android_sdk 29
+  nnsim explain tf2_mobilenet_v2_1.0_224_ptq.tflite --board imx8mp
+  nnsim explain model.tflite --format json > explain.json"""
+
+
+def add_arguments(p) -> None:
+    p.add_argument("model", help="the .tflite model")
+    p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
+    p.add_argument("--device", action="append", metavar="NAME",
+                   help="keep only this NNAPI device of the board (repeatable)")
+    p.add_argument("--android_sdk", "--android-sdk", type=int, metavar="N",
+                   help="emulated Android SDK version (default: the board's)")
+    p.add_argument("--accelerator-name", "--nnapi_accelerator_name", metavar="NAME",
+                   help="name the accelerator, as the delegate's accelerator_name")
+    p.add_argument("--disallow-nnapi-cpu", action="store_true",
+                   help="TFLite's library default: do not use nnapi-reference")
+    p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
+                   help="set an emulated Android property (repeatable)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output format (default: text)")
+
+
+def run(args, out) -> int:
+    from nnsim.errors import ModelFileError
+    from nnsim.explain import explain, format_text
+    from nnsim.tflite.delegate import DelegateError, NnApiDelegate
+    from nnsim.tflite.reader import read_model
+    apply_board(args.board, args.device)
+    if args.android_sdk:
+        nnsim.setprop("ro.build.version.sdk", str(args.android_sdk))
+    apply_setprops(args.setprop)
+    install_log_handlers(out)
+    name, data = load_model_bytes(args.model)
+    try:
+        model = read_model(data)
+    except ModelFileError as e:
+        raise RunError(f"{args.model}: {e.what}" + (f" at {e.where}" if e.where else "")) \
+            from None
+    opts = {"disallow_nnapi_cpu": args.disallow_nnapi_cpu}
+    if args.accelerator_name:
+        opts["accelerator_name"] = args.accelerator_name
+    try:
+        ex = explain(model, NnApiDelegate(**opts), name)
+    except DelegateError as e:
+        raise RunError(str(e)) from None
+    if args.format == "json":
+        print(json.dumps(ex.to_json(), indent=2), file=out)
+    else:
+        print("\n".join(format_text(ex)), file=out)
+    return 0
