@@ -9,8 +9,9 @@ from __future__ import annotations
 from nnsim.errors import NnapiError
 from nnsim.ops import (activations, add, batch_space, concatenation, conv_2d, depth_space,
                        depthwise_conv_2d, dequantize, div, fully_connected, gather,
-                       l2_normalization, l2_pool, mean, minmax, pad, pooling, quantize, reshape,
-                       resize, slicing, softmax, squeeze, tanh, transpose, unary)
+                       l2_normalization, l2_pool, log_softmax, mean, minmax, pad, pad_v2, pooling,
+                       quantize, reduce, reshape, resize, slicing, softmax, split, squeeze, tanh,
+                       transpose, unary)
 from nnsim.types import OperationCode as C
 
 ALL_SPECS = (
@@ -40,6 +41,10 @@ ALL_SPECS = (
     resize.RESIZE_BILINEAR, resize.RESIZE_NEAREST_NEIGHBOR,
     l2_normalization.SPEC,
     l2_pool.SPEC,
+    reduce.REDUCE_SUM, reduce.REDUCE_MAX, reduce.REDUCE_MIN,
+    split.SPEC,
+    pad_v2.SPEC,
+    log_softmax.SPEC,
 )
 
 NOT_IMPLEMENTED = frozenset({
@@ -48,10 +53,9 @@ NOT_IMPLEMENTED = frozenset({
     C.BIDIRECTIONAL_SEQUENCE_RNN, C.BOX_WITH_NMS_LIMIT, C.CHANNEL_SHUFFLE,
     C.DETECTION_POSTPROCESSING, C.EQUAL, C.GENERATE_PROPOSALS, C.GREATER, C.GREATER_EQUAL,
     C.GROUPED_CONV_2D, C.HEATMAP_MAX_KEYPOINT, C.INSTANCE_NORMALIZATION, C.LESS, C.LESS_EQUAL,
-    C.LOGICAL_AND, C.LOGICAL_NOT, C.LOGICAL_OR, C.LOG_SOFTMAX, C.NOT_EQUAL, C.PAD_V2, C.POW,
-    C.QUANTIZED_16BIT_LSTM, C.RANDOM_MULTINOMIAL, C.REDUCE_ALL, C.REDUCE_ANY, C.REDUCE_MAX,
-    C.REDUCE_MIN, C.REDUCE_PROD, C.REDUCE_SUM, C.ROI_ALIGN, C.ROI_POOLING, C.SELECT, C.SIN,
-    C.SPLIT, C.TILE, C.TOPK_V2, C.TRANSPOSE_CONV_2D, C.UNIDIRECTIONAL_SEQUENCE_LSTM,
+    C.LOGICAL_AND, C.LOGICAL_NOT, C.LOGICAL_OR, C.NOT_EQUAL, C.POW, C.QUANTIZED_16BIT_LSTM,
+    C.RANDOM_MULTINOMIAL, C.REDUCE_ALL, C.REDUCE_ANY, C.REDUCE_PROD, C.ROI_ALIGN, C.ROI_POOLING,
+    C.SELECT, C.SIN, C.TILE, C.TOPK_V2, C.TRANSPOSE_CONV_2D, C.UNIDIRECTIONAL_SEQUENCE_LSTM,
     C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE, C.FILL, C.RANK, C.BATCH_MATMUL,
     C.PACK, C.MIRROR_PAD, C.REVERSE, C.OEM_OPERATION,
 })
