@@ -19,16 +19,16 @@ def reduce_sum(x, axes, keep_dims=False):
     """Reference; see :func:`nnsim.kernels.reduce_ext.reduce_sum` (float64 sum)."""
     x = np.asarray(x)
     total = x.astype(np.float64).sum(axis=_axes(x, axes), keepdims=bool(keep_dims))
-    return _finish(total.astype(x.dtype)
+    return _finish(total.astype(x.dtype))
 
 
 def reduce_max(x, axes, keep_dims=False):
     """Reference; see :func:`nnsim.kernels.reduce_ext.reduce_max`."""
     x = np.asarray(x)
-    return _finish(np.max(x, axis=_axes(x, axes), keepdims=bool(keep_dims))
+    return _finish(np.max(x, axis=_axes(x, axes), keepdims=bool(keep_dims)))
 
 
 def reduce_min(x, axes, keep_dims=False):
     """Reference; see :func:`nnsim.kernels.reduce_ext.reduce_min`."""
     x = np.asarray(x)
-    return _finish(np.min(x, axis=_axes(x, axes), keepdims=bool(keep_dims))
+    return _finish(np.min(x, axis=_axes(x, axes), keepdims=bool(keep_dims)))
