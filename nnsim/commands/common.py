@@ -18,16 +18,21 @@ class RunError(Exception):
     """A missing/corrupt model or a failed run: one line on stderr, exit code 1."""
 
 
-def install_log_handlers(logcat_stream=None) -> None:
-    """Logcat lines (threadtime) to stdout, TFLite runtime lines (``INFO: ...``) to stderr."""
+def install_log_handlers(logcat_stream=None, logcat: bool | None = None) -> None:
+    """TFLite runtime lines (``INFO: ...``) to stderr; logcat lines (threadtime) to stdout
+    when ``logcat`` is true (default: when ``debug.nn.vlog`` is set, as `setprop` + `logcat`
+    on a board; a board's tool output never contains logcat lines otherwise)."""
     from nnsim.tflite.tflog import LOGGER as TFLITE, TfliteFormatter, VERBOSE
-    handler = logging.StreamHandler(logcat_stream or sys.stdout)
-    handler.setFormatter(LogcatFormatter())
+    if logcat is None:
+        logcat = bool(nnsim.getprop("debug.nn.vlog").strip())
     root = logging.getLogger(LOGGER_PREFIX.rstrip("."))
     root.handlers = [h for h in root.handlers if not getattr(h, "_nnsim_cli", False)]
-    handler._nnsim_cli = True
-    root.addHandler(handler)
-    root.setLevel(logging.INFO)
+    if logcat:
+        handler = logging.StreamHandler(logcat_stream or sys.stdout)
+        handler.setFormatter(LogcatFormatter())
+        handler._nnsim_cli = True
+        root.addHandler(handler)
+        root.setLevel(logging.INFO)
     th = logging.StreamHandler(sys.stderr)
     th.setFormatter(TfliteFormatter())
     th._nnsim_cli = True

@@ -160,7 +160,7 @@ class Benchmark:
             nnsim.setprop("ro.build.version.sdk", str(v["android_sdk"]))
         from nnsim.commands.common import apply_setprops
         apply_setprops(v["setprop"])
-        install_log_handlers(self.out)
+        install_log_handlers(self.out, logcat=v["logcat"] or None)
         tflog.LOGGER.handlers = [h for h in tflog.LOGGER.handlers
                                  if not getattr(h, "_nnsim_cli", False)]
         handler = logging.StreamHandler(self.err)

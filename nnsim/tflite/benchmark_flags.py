@@ -86,6 +86,8 @@ FLAGS = [
     Flag("setprop", list, [], "Set property", "KEY=VALUE emulated property (repeatable)"),
     Flag("timing", str, "simulated", "Timing", "simulated (the board's time) or host"),
     Flag("seed", int, 0, "Seed", "seed of the random inputs"),
+    Flag("logcat", bool, False, "Logcat", "also print the board's logcat lines (as with "
+         "--setprop=debug.nn.vlog=1)"),
 ]
 BY_NAME = {f.name: f for f in FLAGS}
 PREFERENCES = {"fast_single_answer": 1, "sustained_speed": 2, "low_power": 0, "undefined": -1}
