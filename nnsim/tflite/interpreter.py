@@ -318,9 +318,6 @@ class Interpreter:
         t = self._sg.tensors[i]
         if t.data is not None:
             raise ValueError(f"Cannot set tensor: tensor {i} '{t.name}' is a constant")
-        if not self._allocated:
-            raise ValueError("Cannot set tensor: Tensor is unallocated. Try calling "
-                             "allocate_tensors() first")
         value = np.asarray(value)
         expected = numpy_dtype(t.type)
         if value.dtype.newbyteorder("=") != expected:
@@ -334,6 +331,9 @@ class Interpreter:
             if got != want:
                 raise ValueError(f"Cannot set tensor: Dimension mismatch. Got {got} but "
                                  f"expected {want} for dimension {d} of input {i}.")
+        if not self._allocated:
+            raise ValueError("Cannot set tensor: Tensor is unallocated. Try calling "
+                             "allocate_tensors() first")
         buf = self._values.get(i)
         if buf is None or not buf.flags.writeable or buf.shape != shape:
             self._values[i] = np.array(value, dtype=expected, copy=True)
