@@ -12,7 +12,7 @@ import numpy as np
 from nnsim.kernels.fixed_point import (
     float_activation_range,
     qrange,
-    quantize_multiplier,
+    quantize_multiplier_array,
     quantized_activation_range,
 )
 
@@ -116,16 +116,16 @@ def conv_multipliers(in_scale, scales: np.ndarray, out_scale, channels: int, flo
     """
     in_scale = np.float32(require(in_scale, "in_scale"))
     out_scale = np.float32(require(out_scale, "out_scale"))
-    if scales.size == 1:
-        scales = np.repeat(scales, channels)
-    mults = np.empty(channels, dtype=np.int32)
-    shifts = np.empty(channels, dtype=np.int32)
-    for c in range(channels):  # per channel, not per element: a precompute loop
-        if float_product:
-            real = float(np.float32(in_scale * scales[c])) / float(out_scale)
-        else:
-            real = float(in_scale) * float(scales[c]) / float(out_scale)
-        mults[c], shifts[c] = quantize_multiplier(real)
+    scales = np.asarray(scales, dtype=np.float32)
+    if float_product:
+        real = (in_scale * scales).astype(np.float64) / np.float64(out_scale)
+    else:
+        real = np.float64(in_scale) * scales.astype(np.float64) / np.float64(out_scale)
+    mults, shifts = quantize_multiplier_array(real)
+    if shifts.max(initial=0) > 31:
+        raise ValueError("requantization multiplier in_scale * w_scale / out_scale >= 2**31")
+    if mults.size == 1:
+        mults, shifts = np.repeat(mults, channels), np.repeat(shifts, channels)
     return mults, shifts
 
 

@@ -17,8 +17,9 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
+from nnsim.kernels._filters import cached_pack_filter
+from nnsim.kernels._filters import pack_filter as _pack_filter
 from nnsim.kernels._jit import njit
-from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier
 
 __all__ = ["conv_2d", "pack_filter"]
 
@@ -66,7 +67,8 @@ def conv_2d(
     out_dtype : np.uint8 or np.int8, optional
         Quantized output type; defaults to ``x.dtype``.
     packed_filter : ndarray, optional
-        The result of :func:`pack_filter` for ``w`` (lets a caller pack constant weights once).
+        The result of :func:`pack_filter` for ``w``; by default filters are packed once per
+        filter array and cached (see :mod:`nnsim.kernels._filters`).
 
     Returns
     -------
@@ -98,102 +100,209 @@ def conv_2d(
         mults, shifts = cm.conv_multipliers(in_scale, scales, out_scale, cout, float_product)
         odt = cm.output_dtype(out_dtype, x.dtype)
         lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, odt)
-        wt = pack_filter(w, w_zp) if packed_filter is None else packed_filter
+        wt = cached_pack_filter(w, w_zp) if packed_filter is None else packed_filter
         out = np.empty((x.shape[0], oh, ow, cout), dtype=odt)
         _conv_quant_core(
-            np.ascontiguousarray(x), int(in_zp), wt, cm.bias_int32(bias, cout), mults, shifts,
-            int(out_zp), int(lo), int(hi), *geometry, out,
+            np.ascontiguousarray(x), int(in_zp), wt, kh, kw, cm.bias_int32(bias, cout), mults,
+            shifts, int(out_zp), int(lo), int(hi), *geometry, out,
         )
         return out
 
     cm.check_dtype("input", x, cm.FLOAT_DTYPES)
     x32, dtype = cm.to_float32(x)
-    wt = pack_filter(w.astype(np.float32), 0) if packed_filter is None else packed_filter
+    wt = cached_pack_filter(w) if packed_filter is None else packed_filter
     lo, hi = cm.float_clamp(fuse)
     out = np.empty((x.shape[0], oh, ow, cout), dtype=np.float32)
-    _conv_float_core(x32, wt, cm.bias_float32(bias, cout), lo, hi, *geometry, out)
+    _conv_float_core(x32, wt, kh, kw, cm.bias_float32(bias, cout), lo, hi, *geometry, out)
     return out.astype(dtype, copy=False)
 
 
 def pack_filter(w, w_zp=0):
-    """Reorder an NNAPI filter ``[Cout, KH, KW, Cin]`` to ``[KH, KW, Cin, Cout]``.
+    """Reorder an NNAPI filter ``[Cout, KH, KW, Cin]`` to the ``[KH * KW * Cin, Cout]`` matrix
+    the cores use: int32 with the zero point subtracted, or float32. Pass the result as
+    ``packed_filter`` to skip packing (and the packed-filter cache) on later calls."""
+    return _pack_filter(w, w_zp)
 
-    Integer filters become int32 with the zero point subtracted; float filters stay float32.
-    """
-    w = np.asarray(w)
-    if w.dtype.kind == "f":
-        return np.ascontiguousarray(np.transpose(w.astype(np.float32, copy=False), (1, 2, 3, 0)))
-    packed = np.empty((w.shape[1], w.shape[2], w.shape[3], w.shape[0]), dtype=np.int32)
-    _pack_int_filter_core(np.ascontiguousarray(w), int(w_zp), packed)
-    return packed
+
+# The cores treat a convolution as a GEMM over blocks of _PIXELS output pixels. Output pixels
+# are rows of ``out`` viewed as [N * OH * OW, Cout]. A general convolution gathers the patches
+# of a block into ``cols`` ((x - in_zp) as int32, zero for padding taps: a skipped tap); a 1x1,
+# stride-1, unpadded convolution reads the input rows directly. Integer sums are exact and wrap
+# like TFLite's int32 accumulator whatever the order; the float core keeps TFLite's order (taps
+# in (ky, kx, ci) order, bias last) so that it is bit-exact with the reference kernel.
+
+_PIXELS = 4
 
 
 @njit
-def _pack_int_filter_core(w, w_zp, packed):
-    cout, kh, kw, cin = w.shape
-    for co in range(cout):
+def _im2col(x, b, p0, n, out_w, kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w,
+            offset, cols):
+    """Fill ``cols[j]`` with the patch of output pixel ``p0 + j`` of image b; zero rows >= n."""
+    _, in_h, in_w, cin = x.shape
+    for j in range(n):
+        oy, ox = divmod(p0 + j, out_w)
+        k = 0
         for ky in range(kh):
+            iy = oy * stride_h - pad_top + ky * dil_h
             for kx in range(kw):
-                for ci in range(cin):
-                    packed[ky, kx, ci, co] = np.int32(w[co, ky, kx, ci]) - w_zp
+                ix = ox * stride_w - pad_left + kx * dil_w
+                if 0 <= iy < in_h and 0 <= ix < in_w:
+                    for ci in range(cin):
+                        cols[j, k + ci] = x[b, iy, ix, ci] - offset
+                else:
+                    for ci in range(cin):
+                        cols[j, k + ci] = 0
+                k += cin
+    for j in range(n, _PIXELS):
+        cols[j, :] = 0
+
+
+@njit
+def _gemm_int(cols, wt, bias, acc):
+    """``acc[j] = bias + cols[j] @ wt`` for the 4 rows, unrolled 4 x 4 (int32, wrapping)."""
+    depth, cout = wt.shape
+    a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+    for c in range(cout):
+        a0[c] = bias[c]
+        a1[c] = bias[c]
+        a2[c] = bias[c]
+        a3[c] = bias[c]
+    k4 = depth - depth % 4
+    for k in range(0, k4, 4):
+        x00, x01, x02, x03 = cols[0, k], cols[0, k + 1], cols[0, k + 2], cols[0, k + 3]
+        x10, x11, x12, x13 = cols[1, k], cols[1, k + 1], cols[1, k + 2], cols[1, k + 3]
+        x20, x21, x22, x23 = cols[2, k], cols[2, k + 1], cols[2, k + 2], cols[2, k + 3]
+        x30, x31, x32, x33 = cols[3, k], cols[3, k + 1], cols[3, k + 2], cols[3, k + 3]
+        for c in range(cout):
+            w0, w1, w2, w3 = wt[k, c], wt[k + 1, c], wt[k + 2, c], wt[k + 3, c]
+            a0[c] += x00 * w0 + x01 * w1 + x02 * w2 + x03 * w3
+            a1[c] += x10 * w0 + x11 * w1 + x12 * w2 + x13 * w3
+            a2[c] += x20 * w0 + x21 * w1 + x22 * w2 + x23 * w3
+            a3[c] += x30 * w0 + x31 * w1 + x32 * w2 + x33 * w3
+    for k in range(k4, depth):
+        x0, x1, x2, x3 = cols[0, k], cols[1, k], cols[2, k], cols[3, k]
+        for c in range(cout):
+            w0 = wt[k, c]
+            a0[c] += x0 * w0
+            a1[c] += x1 * w0
+            a2[c] += x2 * w0
+            a3[c] += x3 * w0
+
+
+@njit
+def _rows_to_cols(x2d, r0, n, offset, cols):
+    """1x1 stride-1 unpadded case: the patch of a pixel is its input row."""
+    for j in range(n):
+        for k in range(x2d.shape[1]):
+            cols[j, k] = np.int32(x2d[r0 + j, k]) - offset
+    for j in range(n, _PIXELS):
+        cols[j, :] = 0
+
+
+@njit
+def _gemm_float(cols, wt, acc):
+    """``acc[j] = cols[j] @ wt`` accumulating taps one at a time, in order (no reassociation)."""
+    depth, cout = wt.shape
+    acc[:] = 0.0
+    a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
+    for k in range(depth):
+        x0, x1, x2, x3 = cols[0, k], cols[1, k], cols[2, k], cols[3, k]
+        for c in range(cout):
+            w0 = wt[k, c]
+            a0[c] += x0 * w0
+            a1[c] += x1 * w0
+            a2[c] += x2 * w0
+            a3[c] += x3 * w0
+
+
+@njit
+def _is_uniform(mults, shifts):
+    """True when every channel has the same multiplier (per-tensor quantization)."""
+    for c in range(1, mults.size):
+        if mults[c] != mults[0] or shifts[c] != shifts[0]:
+            return False
+    return True
+
+
+@njit
+def _requantize_rows(acc, n, mults, shifts, uniform, out_zp, lo, hi, out, r0):
+    """``out[r0 + j] = clamp(MBQM(acc[j], M[c], S[c]) + out_zp)`` for rows j < n.
+
+    Branch-free form of :func:`~nnsim.kernels.fixed_point.multiply_by_quantized_multiplier`
+    (so that it vectorises), valid for multipliers in [0, 2**31) and shifts in [-31, 31], which
+    is what :func:`~nnsim.kernels.fixed_point.quantize_multiplier` produces for positive scales;
+    ``uniform`` (see :func:`_is_uniform`) reads the parameters of channel 0 once.
+    """
+    cout = acc.shape[1]
+    if uniform:
+        m, left, right = np.int64(mults[0]), max(shifts[0], 0), max(-shifts[0], 0)
+        for j in range(n):
+            for c in range(cout):
+                v = _mbqm_branch_free(acc[j, c], m, left, right) + out_zp
+                out[r0 + j, c] = min(max(v, lo), hi)
+    else:
+        for j in range(n):
+            for c in range(cout):
+                v = _mbqm_branch_free(acc[j, c], np.int64(mults[c]), max(shifts[c], 0),
+                                      max(-shifts[c], 0)) + out_zp
+                out[r0 + j, c] = min(max(v, lo), hi)
+
+
+@njit
+def _mbqm_branch_free(x, m, left, right):
+    x = (np.int64(x) << (32 + left)) >> 32             # int32 wrap of x << left
+    ab = x * m
+    v = ab + ((1 << 30) + ((ab >> 63) & (1 - (1 << 31))))  # SRDHM nudge: +2**30 or 1 - 2**30
+    q = (v + ((v >> 63) & 0x7FFFFFFF)) >> 31            # C++ division by 2**31 (toward 0)
+    mask = (np.int64(1) << right) - 1                    # RoundingDivideByPOT(q, right)
+    return (q >> right) - (((mask >> 1) - (q >> 63) - (q & mask)) >> 63)
 
 
 @njit
 def _conv_quant_core(
-    x, in_zp, wt, bias, mults, shifts, out_zp, lo, hi,
+    x, in_zp, wt, kh, kw, bias, mults, shifts, out_zp, lo, hi,
     stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, out,
 ):
-    batches, in_h, in_w, cin = x.shape
-    kh, kw, _, cout = wt.shape
-    _, out_h, out_w, _ = out.shape
-    acc = np.empty(cout, dtype=np.int32)
+    batches, out_h, out_w, cout = out.shape
+    pixels = out_h * out_w
+    out2d = out.reshape(batches * pixels, cout)
+    acc = np.empty((_PIXELS, cout), dtype=np.int32)
+    cols = np.empty((_PIXELS, wt.shape[0]), dtype=np.int32)
+    direct = kh == 1 and kw == 1 and stride_h == 1 and stride_w == 1 and pad_top == 0 \
+        and pad_left == 0 and out_h == x.shape[1] and out_w == x.shape[2]
+    x2d = x.reshape(batches * x.shape[1] * x.shape[2], x.shape[3])
+    offset = np.int32(in_zp)  # int32 operands keep the GEMM in 32-bit lanes
+    uniform = _is_uniform(mults, shifts)
     for b in range(batches):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                for c in range(cout):
-                    acc[c] = bias[c]
-                for ky in range(kh):
-                    iy = oy * stride_h - pad_top + ky * dil_h
-                    if iy < 0 or iy >= in_h:
-                        continue
-                    for kx in range(kw):
-                        ix = ox * stride_w - pad_left + kx * dil_w
-                        if ix < 0 or ix >= in_w:
-                            continue
-                        for ci in range(cin):
-                            xv = np.int32(x[b, iy, ix, ci]) - in_zp
-                            for c in range(cout):
-                                acc[c] += xv * wt[ky, kx, ci, c]
-                for c in range(cout):
-                    v = multiply_by_quantized_multiplier(acc[c], mults[c], shifts[c]) + out_zp
-                    out[b, oy, ox, c] = min(max(v, lo), hi)
+        for p0 in range(0, pixels, _PIXELS):
+            n = min(_PIXELS, pixels - p0)
+            if direct:
+                _rows_to_cols(x2d, b * pixels + p0, n, offset, cols)
+            else:
+                _im2col(x, b, p0, n, out_w, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                        dil_h, dil_w, offset, cols)
+            _gemm_int(cols, wt, bias, acc)
+            _requantize_rows(acc, n, mults, shifts, uniform, out_zp, lo, hi, out2d,
+                             b * pixels + p0)
     return out
 
 
 @njit
-def _conv_float_core(x, wt, bias, lo, hi, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, out):
-    batches, in_h, in_w, cin = x.shape
-    kh, kw, _, cout = wt.shape
-    _, out_h, out_w, _ = out.shape
-    acc = np.empty(cout, dtype=np.float32)
+def _conv_float_core(x, wt, kh, kw, bias, lo, hi, stride_h, stride_w, pad_top, pad_left,
+                     dil_h, dil_w, out):
+    batches, out_h, out_w, cout = out.shape
+    pixels = out_h * out_w
+    out2d = out.reshape(batches * pixels, cout)
+    cols = np.empty((_PIXELS, wt.shape[0]), dtype=np.float32)
+    acc = np.empty((_PIXELS, cout), dtype=np.float32)
     for b in range(batches):
-        for oy in range(out_h):
-            for ox in range(out_w):
-                acc[:] = 0.0
-                for ky in range(kh):
-                    iy = oy * stride_h - pad_top + ky * dil_h
-                    if iy < 0 or iy >= in_h:
-                        continue
-                    for kx in range(kw):
-                        ix = ox * stride_w - pad_left + kx * dil_w
-                        if ix < 0 or ix >= in_w:
-                            continue
-                        for ci in range(cin):
-                            xv = x[b, iy, ix, ci]
-                            for c in range(cout):
-                                acc[c] += xv * wt[ky, kx, ci, c]
+        for p0 in range(0, pixels, _PIXELS):
+            n = min(_PIXELS, pixels - p0)
+            _im2col(x, b, p0, n, out_w, kh, kw, stride_h, stride_w, pad_top, pad_left,
+                    dil_h, dil_w, np.float32(0.0), cols)
+            _gemm_float(cols, wt, acc)
+            for j in range(n):
                 for c in range(cout):
                     # TFLite: ActivationFunctionWithMinMax(total + bias) = min(max(v, lo), hi)
-                    v = acc[c] + bias[c]
-                    out[b, oy, ox, c] = min(max(v, lo), hi)
+                    out2d[b * pixels + p0 + j, c] = min(max(acc[j, c] + bias[c], lo), hi)
     return out

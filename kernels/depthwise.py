@@ -12,7 +12,7 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
-from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier
+from nnsim.kernels.conv import _is_uniform, _requantize_rows
 
 __all__ = ["depthwise_conv_2d"]
 
@@ -109,32 +109,80 @@ def _depthwise_quant_core(
     batches, in_h, in_w, cin = x.shape
     kh, kw, cout = w.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(cout, dtype=np.int32)
+    out2d = out.reshape(batches * out_h * out_w, cout)
+    acc = np.empty((out_w, cout), dtype=np.int32)  # one output row
+    offset = np.int32(in_zp)  # int32 operands keep the loops in 32-bit lanes
+    uniform = _is_uniform(mults, shifts)
+    # 3x3 windows fully inside the image: sum x * w + (bias - in_zp * sum w), one pass
+    fast = kh == 3 and kw == 3 and m == 1 and dil_h == 1 and dil_w == 1
+    folded_bias = _folded_bias(w, bias, offset) if fast else bias
+    ox_lo = min(out_w, (pad_left + stride_w - 1) // stride_w)
+    ox_hi = max(ox_lo, min(out_w, (in_w - kw + pad_left) // stride_w + 1))
     for b in range(batches):
         for oy in range(out_h):
+            y0 = oy * stride_h - pad_top
+            inner = fast and y0 >= 0 and y0 + 3 <= in_h
+            if inner:
+                _row3x3(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, folded_bias, acc)
             for ox in range(out_w):
-                for c in range(cout):
-                    acc[c] = bias[c]
-                for ky in range(kh):
-                    iy = oy * stride_h - pad_top + ky * dil_h
-                    if iy < 0 or iy >= in_h:
-                        continue
-                    for kx in range(kw):
-                        ix = ox * stride_w - pad_left + kx * dil_w
-                        if ix < 0 or ix >= in_w:
-                            continue
-                        if m == 1:
-                            for c in range(cout):
-                                acc[c] += (np.int32(x[b, iy, ix, c]) - in_zp) * w[ky, kx, c]
-                        else:
-                            for ic in range(cin):
-                                xv = np.int32(x[b, iy, ix, ic]) - in_zp
-                                for j in range(m):
-                                    acc[ic * m + j] += xv * w[ky, kx, ic * m + j]
-                for c in range(cout):
-                    v = multiply_by_quantized_multiplier(acc[c], mults[c], shifts[c]) + out_zp
-                    out[b, oy, ox, c] = min(max(v, lo), hi)
+                if not inner or ox < ox_lo or ox >= ox_hi:
+                    _window_any(x, b, y0, ox * stride_w - pad_left, offset, w, bias, m,
+                                dil_h, dil_w, acc[ox])
+            _requantize_rows(acc, out_w, mults, shifts, uniform, out_zp, lo, hi, out2d,
+                             (b * out_h + oy) * out_w)
     return out
+
+
+@njit
+def _folded_bias(w, bias, offset):
+    folded = np.empty_like(bias)
+    for c in range(w.shape[2]):
+        total = np.int32(0)
+        for ky in range(w.shape[0]):
+            for kx in range(w.shape[1]):
+                total += w[ky, kx, c]
+        folded[c] = bias[c] - offset * total
+    return folded
+
+
+@njit
+def _row3x3(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, folded_bias, acc):
+    r0, r1, r2 = x[b, y0], x[b, y0 + 1], x[b, y0 + 2]
+    w0, w1, w2 = w[0], w[1], w[2]
+    for ox in range(ox_lo, ox_hi):
+        x0 = ox * stride_w - pad_left
+        a = acc[ox]
+        for c in range(a.size):
+            a[c] = (folded_bias[c]
+                    + np.int32(r0[x0, c]) * w0[0, c] + np.int32(r0[x0 + 1, c]) * w0[1, c]
+                    + np.int32(r0[x0 + 2, c]) * w0[2, c] + np.int32(r1[x0, c]) * w1[0, c]
+                    + np.int32(r1[x0 + 1, c]) * w1[1, c] + np.int32(r1[x0 + 2, c]) * w1[2, c]
+                    + np.int32(r2[x0, c]) * w2[0, c] + np.int32(r2[x0 + 1, c]) * w2[1, c]
+                    + np.int32(r2[x0 + 2, c]) * w2[2, c])
+
+
+@njit
+def _window_any(x, b, y0, x0, offset, w, bias, m, dil_h, dil_w, acc):
+    _, in_h, in_w, cin = x.shape
+    kh, kw, cout = w.shape
+    for c in range(cout):
+        acc[c] = bias[c]
+    for ky in range(kh):
+        iy = y0 + ky * dil_h
+        if iy < 0 or iy >= in_h:
+            continue
+        for kx in range(kw):
+            ix = x0 + kx * dil_w
+            if ix < 0 or ix >= in_w:
+                continue
+            if m == 1:
+                for c in range(cout):
+                    acc[c] += (np.int32(x[b, iy, ix, c]) - offset) * w[ky, kx, c]
+            else:
+                for ic in range(cin):
+                    xv = np.int32(x[b, iy, ix, ic]) - offset
+                    for j in range(m):
+                        acc[ic * m + j] += xv * w[ky, kx, ic * m + j]
 
 
 @njit

@@ -81,11 +81,21 @@ def quantize_multiplier(double_multiplier: float, *, single_rounding: bool = Fal
 
 
 def quantize_multiplier_array(multipliers):
-    """Vector form of :func:`quantize_multiplier`: returns ``(int32 array, int32 array)``."""
-    pairs = [quantize_multiplier(float(m)) for m in np.asarray(multipliers, np.float64).ravel()]
-    qs = np.array([p[0] for p in pairs], dtype=np.int32)
-    shifts = np.array([p[1] for p in pairs], dtype=np.int32)
-    return qs, shifts
+    """Vectorised :func:`quantize_multiplier`: returns ``(q, shift)`` as int32 arrays.
+
+    Same arithmetic on float64 arrays (``frac * 2**31`` is exact, so is the rounding).
+    """
+    m = np.asarray(multipliers, dtype=np.float64)
+    frac, shift = np.frexp(m)
+    q = (np.sign(frac) * np.floor(np.abs(frac) * float(1 << 31) + 0.5)).astype(np.int64)
+    shift = shift.astype(np.int64)
+    full = q == (1 << 31)
+    q = np.where(full, q // 2, q)
+    shift = np.where(full, shift + 1, shift)
+    flush = (m == 0.0) | (shift < -31)
+    q = np.where(flush, 0, q)
+    shift = np.where(flush, 0, shift)
+    return q.astype(np.int32), shift.astype(np.int32)
 
 
 def quantize_multiplier_greater_than_one(double_multiplier: float):
