@@ -11,7 +11,7 @@ from nnsim.ops import (activations, add, batch_space, concatenation, conv_2d, de
                        depthwise_conv_2d, dequantize, div, fully_connected, gather,
                        l2_normalization, l2_pool, log_softmax, mean, minmax, pad, pad_v2, pooling,
                        quantize, reduce, reshape, resize, slicing, softmax, split, squeeze, tanh,
-                       transpose, unary)
+                       transpose, transpose_conv_2d, unary)
 from nnsim.types import OperationCode as C
 
 ALL_SPECS = (
@@ -45,6 +45,7 @@ ALL_SPECS = (
     split.SPEC,
     pad_v2.SPEC,
     log_softmax.SPEC,
+    transpose_conv_2d.SPEC,
 )
 
 NOT_IMPLEMENTED = frozenset({
@@ -55,7 +56,7 @@ NOT_IMPLEMENTED = frozenset({
     C.GROUPED_CONV_2D, C.HEATMAP_MAX_KEYPOINT, C.INSTANCE_NORMALIZATION, C.LESS, C.LESS_EQUAL,
     C.LOGICAL_AND, C.LOGICAL_NOT, C.LOGICAL_OR, C.NOT_EQUAL, C.POW, C.QUANTIZED_16BIT_LSTM,
     C.RANDOM_MULTINOMIAL, C.REDUCE_ALL, C.REDUCE_ANY, C.REDUCE_PROD, C.ROI_ALIGN, C.ROI_POOLING,
-    C.SELECT, C.SIN, C.TILE, C.TOPK_V2, C.TRANSPOSE_CONV_2D, C.UNIDIRECTIONAL_SEQUENCE_LSTM,
+    C.SELECT, C.SIN, C.TILE, C.TOPK_V2, C.UNIDIRECTIONAL_SEQUENCE_LSTM,
     C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE, C.FILL, C.RANK, C.BATCH_MATMUL,
     C.PACK, C.MIRROR_PAD, C.REVERSE, C.OEM_OPERATION,
 })
