@@ -201,11 +201,24 @@ def _rows_to_cols(x2d, r0, n, offset, cols):
 
 @njit
 def _gemm_float(cols, wt, acc):
-    """``acc[j] = cols[j] @ wt`` accumulating taps one at a time, in order (no reassociation)."""
+    """``acc[j] = cols[j] @ wt`` summing taps one at a time from 0.0 in k order (the 4-way
+    unrolled expression associates left to right, so the order is TFLite's)."""
     depth, cout = wt.shape
     acc[:] = 0.0
     a0, a1, a2, a3 = acc[0], acc[1], acc[2], acc[3]
-    for k in range(depth):
+    k4 = depth - depth % 4
+    for k in range(0, k4, 4):
+        x00, x01, x02, x03 = cols[0, k], cols[0, k + 1], cols[0, k + 2], cols[0, k + 3]
+        x10, x11, x12, x13 = cols[1, k], cols[1, k + 1], cols[1, k + 2], cols[1, k + 3]
+        x20, x21, x22, x23 = cols[2, k], cols[2, k + 1], cols[2, k + 2], cols[2, k + 3]
+        x30, x31, x32, x33 = cols[3, k], cols[3, k + 1], cols[3, k + 2], cols[3, k + 3]
+        for c in range(cout):
+            w0, w1, w2, w3 = wt[k, c], wt[k + 1, c], wt[k + 2, c], wt[k + 3, c]
+            a0[c] = a0[c] + x00 * w0 + x01 * w1 + x02 * w2 + x03 * w3
+            a1[c] = a1[c] + x10 * w0 + x11 * w1 + x12 * w2 + x13 * w3
+            a2[c] = a2[c] + x20 * w0 + x21 * w1 + x22 * w2 + x23 * w3
+            a3[c] = a3[c] + x30 * w0 + x31 * w1 + x32 * w2 + x33 * w3
+    for k in range(k4, depth):
         x0, x1, x2, x3 = cols[0, k], cols[1, k], cols[2, k], cols[3, k]
         for c in range(cout):
             w0 = wt[k, c]

@@ -192,24 +192,62 @@ def _depthwise_float_core(
     batches, in_h, in_w, cin = x.shape
     kh, kw, cout = w.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(cout, dtype=np.float32)
+    acc = np.empty((out_w, cout), dtype=np.float32)  # one output row
+    fast = kh == 3 and kw == 3 and m == 1 and dil_h == 1 and dil_w == 1
+    ox_lo = min(out_w, (pad_left + stride_w - 1) // stride_w)
+    ox_hi = max(ox_lo, min(out_w, (in_w - kw + pad_left) // stride_w + 1))
     for b in range(batches):
         for oy in range(out_h):
+            y0 = oy * stride_h - pad_top
+            inner = fast and y0 >= 0 and y0 + 3 <= in_h
+            if inner:
+                _row3x3_float(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, acc)
             for ox in range(out_w):
-                acc[:] = 0.0
-                for ky in range(kh):
-                    iy = oy * stride_h - pad_top + ky * dil_h
-                    if iy < 0 or iy >= in_h:
-                        continue
-                    for kx in range(kw):
-                        ix = ox * stride_w - pad_left + kx * dil_w
-                        if ix < 0 or ix >= in_w:
-                            continue
-                        for ic in range(cin):
-                            xv = x[b, iy, ix, ic]
-                            for j in range(m):
-                                acc[ic * m + j] += xv * w[ky, kx, ic * m + j]
+                if not inner or ox < ox_lo or ox >= ox_hi:
+                    _window_any_float(x, b, y0, ox * stride_w - pad_left, w, m, dil_h, dil_w,
+                                      acc[ox])
+            for ox in range(out_w):
                 for c in range(cout):
-                    v = acc[c] + bias[c]
-                    out[b, oy, ox, c] = min(max(v, lo), hi)
+                    # TFLite: ActivationFunctionWithMinMax(total + bias)
+                    out[b, oy, ox, c] = min(max(acc[ox, c] + bias[c], lo), hi)
     return out
+
+
+@njit
+def _row3x3_float(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, acc):
+    # taps summed one at a time in (ky, kx) order from 0.0f, as the reference kernel does
+    r0, r1, r2 = x[b, y0], x[b, y0 + 1], x[b, y0 + 2]
+    w0, w1, w2 = w[0], w[1], w[2]
+    zero = np.float32(0.0)
+    for ox in range(ox_lo, ox_hi):
+        x0 = ox * stride_w - pad_left
+        a = acc[ox]
+        for c in range(a.size):
+            a[c] = (zero + r0[x0, c] * w0[0, c] + r0[x0 + 1, c] * w0[1, c]
+                    + r0[x0 + 2, c] * w0[2, c] + r1[x0, c] * w1[0, c]
+                    + r1[x0 + 1, c] * w1[1, c] + r1[x0 + 2, c] * w1[2, c]
+                    + r2[x0, c] * w2[0, c] + r2[x0 + 1, c] * w2[1, c]
+                    + r2[x0 + 2, c] * w2[2, c])
+
+
+@njit
+def _window_any_float(x, b, y0, x0, w, m, dil_h, dil_w, acc):
+    _, in_h, in_w, cin = x.shape
+    kh, kw, cout = w.shape
+    acc[:] = 0.0
+    for ky in range(kh):
+        iy = y0 + ky * dil_h
+        if iy < 0 or iy >= in_h:
+            continue
+        for kx in range(kw):
+            ix = x0 + kx * dil_w
+            if ix < 0 or ix >= in_w:
+                continue
+            if m == 1:
+                for c in range(cout):
+                    acc[c] += x[b, iy, ix, c] * w[ky, kx, c]
+            else:
+                for ic in range(cin):
+                    xv = x[b, iy, ix, ic]
+                    for j in range(m):
+                        acc[ic * m + j] += xv * w[ky, kx, ic * m + j]

@@ -352,3 +352,80 @@ def test_float_kernels_match_litert(rng):
                                                  T(b.shape, f32, data=b)], [T(ours.shape, f32)],
                              [x2], dict(FusedActivationFunction=fuse))
         assert_same(ours, expected)
+
+
+# --- fast-path specifics: direct 1x1 rows, 3x3 depthwise interior, branch-free requantization ---
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.float32])
+def test_pointwise_and_3x3_fast_paths_match_reference(dtype):
+    rng = np.random.default_rng(7)
+    for stride, pads in ((1, (0, 0, 0, 0)), (1, (1, 1, 1, 1)), (2, (0, 1, 0, 1)), (2, (1, 1, 1, 1))):
+        geometry = dict(stride_h=stride, stride_w=stride, pad_top=pads[0], pad_bottom=pads[1],
+                        pad_left=pads[2], pad_right=pads[3], fuse=3)
+        if dtype == np.float32:
+            x = rng.standard_normal((2, 9, 11, 6)).astype(dtype)
+            quant = {}
+        else:
+            x = random_q(rng, dtype, (2, 9, 11, 6))
+            quant = dict(in_scale=0.05, in_zp=7, w_scales=[0.01], w_zp=0, out_scale=0.1, out_zp=-3)
+        _, w_dw, bias_dw = _arrays(dtype, (1, 1, 1, 1), (1, 3, 3, 6), 6, 11)
+        _, w_pw, bias_pw = _arrays(dtype, (1, 1, 1, 1), (5, 1, 1, 6), 5, 12)
+        args = dict(geometry, **quant)
+        assert_same(depthwise.depthwise_conv_2d(x, w_dw, bias_dw, depth_multiplier=1, **args),
+                    ref_depthwise.depthwise_conv_2d(x, w_dw, bias_dw, depth_multiplier=1, **args))
+        assert_same(conv.conv_2d(x, w_pw, bias_pw, **args),
+                    ref_conv.conv_2d(x, w_pw, bias_pw, **args))
+
+
+def test_branch_free_requantization_matches_fixed_point():
+    from nnsim.kernels.conv import _requantize_rows
+    from nnsim.kernels.fixed_point import quantize_multiplier
+    from nnsim.kernels.reference import _fixed_point as fx
+
+    rng = np.random.default_rng(5)
+    acc = rng.integers(-(2**31), 2**31, (4, 40)).astype(np.int32)
+    acc[0, :4] = [-(2**31), 2**31 - 1, 0, -1]
+    reals = np.concatenate([rng.uniform(1e-7, 1.0, 30), [2.0**-31.4, 1.0, 1.5, 3.0, 100.0,
+                                                         2.0**-40, 0.75, 2.0**20, 0.5, 1e-3]])
+    pairs = [quantize_multiplier(r) for r in reals]
+    mults = np.array([p[0] for p in pairs], np.int32)
+    shifts = np.array([p[1] for p in pairs], np.int32)
+    expected = fx.clamp_cast(fx.mbqm(acc, mults, shifts) + 5, -128, 127, np.int8)
+    out = np.empty((4, 40), np.int8)
+    _requantize_rows(acc, 4, mults, shifts, False, 5, -128, 127, out, 0)
+    assert_same(out, expected)
+    for c in range(40):
+        col = np.empty((4, 40), np.int8)
+        _requantize_rows(acc, 4, np.full(40, mults[c]), np.full(40, shifts[c]), True, 5, -128,
+                         127, col, 0)
+        assert_same(col, fx.clamp_cast(fx.mbqm(acc, mults[c], shifts[c]) + 5, -128, 127,
+                                       np.int8))
+
+
+def test_multiplier_of_two_to_the_31_is_rejected():
+    with pytest.raises(ValueError):
+        conv.conv_2d(np.zeros((1, 1, 1, 1), np.uint8), np.zeros((1, 1, 1, 1), np.uint8), None,
+                     stride_h=1, stride_w=1, **NO_PAD, in_scale=2.0**20, w_scales=[2.0**20],
+                     out_scale=1e-3)
+
+
+# --- packed filter cache ------------------------------------------------------------------------
+
+def test_filter_cache_reuses_and_invalidates():
+    from nnsim.kernels import _filters
+
+    w = np.arange(24, dtype=np.uint8).reshape(2, 2, 2, 3)
+    first = _filters.cached_pack_filter(w, 3)
+    assert _filters.cached_pack_filter(w, 3) is first          # same array, same contents
+    assert_same(first, conv.pack_filter(w, 3))
+    assert _filters.cached_pack_filter(w, 4) is not first      # zero point is part of the key
+    w[0, 0, 0, 0] = 200                                         # in-place change is detected
+    changed = _filters.cached_pack_filter(w, 3)
+    assert changed[0, 0] == 197
+    frozen = np.frombuffer(w.tobytes(), np.uint8).reshape(w.shape)
+    assert not frozen.flags.writeable
+    packed = _filters.cached_pack_filter(frozen, 3)
+    assert _filters.cached_pack_filter(frozen, 3) is packed
+    key = id(frozen)
+    del frozen
+    assert key not in _filters._CACHE                           # entries die with their array
