@@ -7,8 +7,8 @@ operations.
 from __future__ import annotations
 
 from nnsim.errors import NnapiError
-from nnsim.ops import (activations, add, batch_space, concatenation, conv_2d, depth_space,
-                       depthwise_conv_2d, dequantize, div, fully_connected, gather,
+from nnsim.ops import (activations, add, argminmax, batch_space, cast, concatenation, conv_2d,
+                       depth_space, depthwise_conv_2d, dequantize, div, fully_connected, gather,
                        l2_normalization, l2_pool, log_softmax, mean, minmax, pad, pad_v2, pooling,
                        quantize, reduce, reshape, resize, slicing, softmax, split, squeeze, tanh,
                        transpose, transpose_conv_2d, unary)
@@ -37,7 +37,9 @@ ALL_SPECS = (
     minmax.MAXIMUM, minmax.MINIMUM, minmax.PRELU,
     transpose.SPEC,
     slicing.SLICE, slicing.STRIDED_SLICE,
-    gather.GATHER, gather.ARGMAX, gather.ARGMIN, gather.CAST,
+    gather.SPEC,
+    argminmax.ARGMAX, argminmax.ARGMIN,
+    cast.SPEC,
     resize.RESIZE_BILINEAR, resize.RESIZE_NEAREST_NEIGHBOR,
     l2_normalization.SPEC,
     l2_pool.SPEC,

@@ -1,5 +1,4 @@
 """DIV, MAXIMUM, MINIMUM, PRELU: values through the runtime, feature levels, rejections."""
-import numpy as np
 import pytest
 
 from nnsim.errors import OperationValidationError, OpFailedError
