@@ -83,3 +83,18 @@ def test_disable_jit_environment_variable(value, expected):
         pytest.skip("numba not installed")
     assert out[0] == expected
     assert (out[1] == "function") == (expected == "False")
+
+
+def test_cache_stamp_tracks_kernel_sources():
+    if not _jit.JIT_ENABLED:
+        pytest.skip("JIT disabled: no numba caches")
+    stamp = KERNELS_DIR / "__pycache__" / "nnsim-jit-sources.sha1"
+    if not stamp.exists():
+        pytest.skip("kernels package is not writable")
+    import hashlib
+
+    digest = hashlib.sha1()
+    for path in sorted(KERNELS_DIR.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    assert stamp.read_text() == digest.hexdigest()
