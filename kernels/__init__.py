@@ -14,3 +14,4 @@ Layout (one module per operation family; import the module you need, nothing is 
 Conventions: NHWC tensors; every function returns a new array; float16 is computed in float32;
 quantized wrappers take ``*_scale`` / ``*_zp`` keywords and an NNAPI fuse code. Each public
 wrapper checks and precomputes, then calls a private ``@njit`` ``_<name>_core``.
+"""
