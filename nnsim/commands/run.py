@@ -33,6 +33,9 @@ def add_arguments(p) -> None:
                                                    "or an image (BMP/PPM) for [1,H,W,3] inputs")
     p.add_argument("--labels", metavar="FILE", help="class labels, one per line")
     p.add_argument("--output-dir", metavar="DIR", help="write every output as OUTPUT_<i>.npy")
+    p.add_argument("--sysfs", action="store_true",
+                   help="after the run, print the SyNAP NPU's sysfs statistics files "
+                        "(inference_count, inference_time, networks, network_profile)")
     p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
     p.add_argument("--top", type=int, default=5, help="top-k classes to print (default 5)")
 
@@ -62,7 +65,17 @@ def run(args, out) -> int:
     model = interp.model if hasattr(interp, "model") else None
     result = delegate.result
     _print_summary(out, name, board, interp, model, result, host_ns, args)
+    if args.sysfs:
+        _print_sysfs(out)
     return 0
+
+
+def _print_sysfs(out) -> None:
+    from nnsim.drivers import sysfs
+    for name in sysfs.listdir():
+        print(f"$ cat {sysfs.SYNAP_STATISTICS_DIR}/{name}", file=out)
+        text = sysfs.read(name)
+        print(text, end="" if text.endswith("\n") else "\n", file=out)
 
 
 def _input_for(args, detail, index):
