@@ -118,6 +118,10 @@ class Interpreter:
         tflog.log(logging.INFO, "Initialized TensorFlow Lite runtime.", once=True)
         self.num_threads = num_threads
         self._delegates = list(experimental_delegates or [])
+        for d in self._delegates:
+            if not callable(getattr(d, "prepare", None)):
+                raise ValueError(f"experimental_delegates: {type(d).__name__} is not an nnsim "
+                                 f"delegate (use nnsim.tflite.load_delegate('nnapi', ...))")
         self._sg = self._model.subgraphs[0]
         self._input_shapes: dict[int, tuple] = {}
         self._allocated = False

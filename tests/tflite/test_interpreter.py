@@ -282,6 +282,11 @@ def test_load_delegate():
         load_delegate("nnapi", {"no_such_option": 1})
 
 
+def test_foreign_delegate_objects_are_refused():
+    with pytest.raises(ValueError, match="not an nnsim delegate"):
+        Interpreter(model_path=model("hello_world_float"), experimental_delegates=[object()])
+
+
 def _delegated(path, **options):
     options.setdefault("accelerator_name", "nnapi-reference")
     return Interpreter(model_path=path, experimental_delegates=[load_delegate("nnapi", options)])

@@ -140,3 +140,31 @@ def _assert_detections(got, want):
     for a, b in zip(got[:3], want[:3]):
         assert a.shape == b.shape
         np.testing.assert_allclose(a[:, :count], b[:, :count], rtol=1e-6, atol=1e-7)
+
+
+def test_grace_hopper_is_recognised_like_litert():
+    """A real photo: the classifier says "military uniform", the SSD finds a person and a tie,
+    with outputs identical to LiteRT's."""
+    from nnsim.images import load_input
+    from nnsim.tflite import Interpreter
+
+    photo = MODELS_DIR / "grace_hopper.bmp"
+    classifier = MODELS_DIR / "mobilenet_v1_1.0_224_quant_reconstructed.tflite"
+    ssd = MODELS_DIR / "coco_ssd_mobilenet_v1_1.0_quant_2018_06_29_no_metadata.tflite"
+    if not (photo.is_file() and classifier.is_file() and ssd.is_file()):
+        pytest.skip(f"shared models not found at {MODELS_DIR}")
+    imagenet = (MODELS_DIR / "imagenet_labels.txt").read_text().splitlines()
+    coco = (MODELS_DIR / "coco_labels.txt").read_text().splitlines()
+    results = {}
+    for path in (classifier, ssd):
+        ours = Interpreter(model_path=str(path))
+        ours.allocate_tensors()
+        values = [load_input(str(photo), ours.get_input_details()[0])]
+        got, want = run_interpreter(ours, values), litert_outputs(path, values)
+        for a, b in zip(got, want):
+            np.testing.assert_array_equal(a, b)
+        results[path] = got
+    assert imagenet[int(np.argmax(results[classifier][0]))] == "military uniform"
+    boxes, classes, scores, count = results[ssd]
+    found = {coco[int(c)] for c, s in zip(classes[0][:int(count[0])], scores[0]) if s > 0.4}
+    assert {"person", "tie"} <= found
