@@ -9,13 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-MODELS = ROOT.parent / "shared" / "models"
-RESULTS: dict = {}   # (model, engine) -> median seconds
-
-
-def record(model: str, engine: str, benchmark) -> None:
-    stats = benchmark.stats.stats if hasattr(benchmark.stats, "stats") else benchmark.stats
-    RESULTS[(model, engine)] = stats.median
+from benchmarks._results import RESULTS  # noqa: E402
 
 
 def pytest_terminal_summary(terminalreporter):

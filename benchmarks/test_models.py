@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmarks.conftest import MODELS, record
+from benchmarks._results import MODELS, record
 
 TARGET_MODELS = ["mobilenet_v1_1.0_224_quant_reconstructed.tflite",
                  "tf2_mobilenet_v2_1.0_224_ptq.tflite",
