@@ -1,4 +1,4 @@
-"""Reference CAST (element by element with Python integers): oracle for :mod:`nnsim.kernels.cast`."""
+"""Reference CAST (element by element, Python integers): oracle for :mod:`nnsim.kernels.cast`."""
 
 from __future__ import annotations
 

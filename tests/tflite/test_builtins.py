@@ -98,7 +98,8 @@ def assert_same(ours, ref, rtol=1e-5):
             np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-6)
         else:
             diff = int(np.count_nonzero(a != b))
-            assert diff == 0, f"{diff} of {a.size} values differ:\n{a.ravel()[:24]}\n{b.ravel()[:24]}"
+            assert diff == 0, \
+                f"{diff} of {a.size} values differ:\n{a.ravel()[:24]}\n{b.ravel()[:24]}"
 
 
 def check(request, op, inputs, outputs, options=None, feeds=None, **kw):
@@ -423,7 +424,8 @@ def test_cast(request, src, dst):
 
 
 # -- (de)quantize -----------------------------------------------------------------------------
-@pytest.mark.parametrize("src,dst", [((F32, None), (U8, (0.05, 128))), ((F32, None), (I8, (0.03, -4))),
+@pytest.mark.parametrize("src,dst", [((F32, None), (U8, (0.05, 128))),
+                                     ((F32, None), (I8, (0.03, -4))),
                                      ((U8, (0.05, 128)), (I8, (0.05, 0))),
                                      ((I8, (0.05, 3)), (I8, (0.11, -9))),
                                      ((U8, (0.02, 100)), (U8, (0.07, 120)))])
