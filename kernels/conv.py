@@ -20,6 +20,7 @@ from nnsim.kernels import _common as cm
 from nnsim.kernels._filters import cached_pack_filter
 from nnsim.kernels._filters import pack_filter as _pack_filter
 from nnsim.kernels._jit import njit
+from nnsim.kernels.fully_connected import _fc_float_core, _fc_quant_core
 
 __all__ = ["conv_2d", "pack_filter"]
 
@@ -92,6 +93,14 @@ def conv_2d(
     oh = cm.conv_out_size(x.shape[1], kh, stride_h, dilation_h, pad_top, pad_bottom)
     ow = cm.conv_out_size(x.shape[2], kw, stride_w, dilation_w, pad_left, pad_right)
     geometry = (stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w)
+    # A 1x1 unpadded convolution over a handful of pixels is a fully connected layer: the
+    # dot-product core needs no packed filter and wastes no rows of the 4-pixel GEMM.
+    as_fc = kh == 1 and kw == 1 and not any(pads) and packed_filter is None \
+        and x.shape[0] * oh * ow < 2 * _PIXELS
+    rows = None
+    if as_fc:
+        picked = x[:, ::stride_h, ::stride_w, :][:, :oh, :ow]
+        rows = np.ascontiguousarray(picked).reshape(-1, x.shape[3])
 
     if cm.is_quantized(x.dtype):
         cm.check_dtype("filter", w, (np.uint8, np.int8))
@@ -100,8 +109,13 @@ def conv_2d(
         mults, shifts = cm.conv_multipliers(in_scale, scales, out_scale, cout, float_product)
         odt = cm.output_dtype(out_dtype, x.dtype)
         lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, odt)
-        wt = cached_pack_filter(w, w_zp) if packed_filter is None else packed_filter
         out = np.empty((x.shape[0], oh, ow, cout), dtype=odt)
+        if as_fc:
+            _fc_quant_core(rows, int(in_zp), np.ascontiguousarray(w.reshape(cout, -1)), int(w_zp),
+                           cm.bias_int32(bias, cout), mults, shifts, int(out_zp), int(lo), int(hi),
+                           out.reshape(-1, cout))
+            return out
+        wt = cached_pack_filter(w, w_zp) if packed_filter is None else packed_filter
         _conv_quant_core(
             np.ascontiguousarray(x), int(in_zp), wt, kh, kw, cm.bias_int32(bias, cout), mults,
             shifts, int(out_zp), int(lo), int(hi), *geometry, out,
@@ -110,9 +124,14 @@ def conv_2d(
 
     cm.check_dtype("input", x, cm.FLOAT_DTYPES)
     x32, dtype = cm.to_float32(x)
-    wt = cached_pack_filter(w) if packed_filter is None else packed_filter
     lo, hi = cm.float_clamp(fuse)
     out = np.empty((x.shape[0], oh, ow, cout), dtype=np.float32)
+    if as_fc:
+        _fc_float_core(rows.astype(np.float32, copy=False),
+                       np.ascontiguousarray(w.reshape(cout, -1), dtype=np.float32),
+                       cm.bias_float32(bias, cout), lo, hi, out.reshape(-1, cout))
+        return out.astype(dtype, copy=False)
+    wt = cached_pack_filter(w) if packed_filter is None else packed_filter
     _conv_float_core(x32, wt, kh, kw, cm.bias_float32(bias, cout), lo, hi, *geometry, out)
     return out.astype(dtype, copy=False)
 
