@@ -14,6 +14,11 @@ Quantized: TFLite's fixed-point reference kernel (``reference_ops::Softmax``, us
 The output is on the fixed scale 1/256 with zero point 0 (uint8) / -128 (int8); ``out_scale`` /
 ``out_zp`` are only checked. Float: TFLite's float reference (``exp((x - max) * beta)`` in
 float32, sequential float32 sum, divide).
+
+Where TFLite stops with a ``TFLITE_CHECK`` this kernel differs: ``beta * in_scale * 2**26 <= 1``
+raises ``ValueError`` (NNAPI's CPU path fails the operation too); a row whose exponentials sum
+past 2**11 (long, nearly flat rows: the final shift exceeds 31) is computed with the exact
+rounding shift, so its entries round to the type minimum as the real values do.
 """
 
 from __future__ import annotations
