@@ -17,7 +17,7 @@ float32, sequential float32 sum, divide).
 
 Where TFLite stops with a ``TFLITE_CHECK`` this kernel differs: ``beta * in_scale * 2**26 <= 1``
 raises ``ValueError`` (NNAPI's CPU path fails the operation too); a row whose exponentials sum
-past 2**11 (long, nearly flat rows: the final shift exceeds 31) is computed with the exact
+to 512 or more (long, nearly flat rows: the final shift exceeds 31) is computed with the exact
 rounding shift, so its entries round to the type minimum as the real values do.
 """
 
