@@ -149,3 +149,17 @@ def test_softmax_matches_litert(rng, dtype):
         (expected,) = run_op("SOFTMAX", [T(x.shape, dtype, *qin)], [T(x.shape, dtype, *qout)], [x],
                              dict(Beta=beta))
         assert_same(ours, expected, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("depth, expected", [(300, 1), (600, 0), (2000, 0)])
+def test_softmax_long_flat_rows(depth, expected):
+    # 600 and 2000 equal logits sum past 512, where TFLite's reference kernel aborts
+    x = np.full((1, depth), 7, np.uint8)
+    out = softmax.softmax(x, 1.0, in_scale=0.1, in_zp=0)
+    assert_same(out, ref_softmax.softmax(x, 1.0, in_scale=0.1, in_zp=0))
+    assert set(out.ravel().tolist()) == {expected}
+
+
+def test_softmax_rejects_too_small_beta_times_scale():
+    with pytest.raises(ValueError):
+        softmax.softmax(np.zeros((1, 3), np.uint8), 1e-9, in_scale=0.01)
