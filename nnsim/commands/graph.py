@@ -1,0 +1,186 @@
+"""``nnsim graph``: draw a model's graph with every node coloured by where it ran.
+
+The TFLite nodes and the tensors between them; node colour = the NNAPI device the runtime chose
+(TFLite CPU grey), one cluster per NNAPI delegate partition, a legend. ``.dot`` is written
+directly; ``.svg``/``.png`` run Graphviz ``dot``; ``.html`` is a self-contained page laid out by
+nnsim (inline SVG, no network, no script).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nnsim
+from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
+                                   install_log_handlers, load_model_bytes)
+
+NAME = "graph"
+HELP = "draw the model graph coloured by where each node ran (.dot/.svg/.png/.html)"
+DESCRIPTION = (
+    "Apply the NNAPI delegate for the board's devices to a .tflite model (no inference is "
+    "run) and draw its graph: every TFLite node coloured by where it runs (one colour per "
+    "NNAPI device, TFLite CPU grey), the tensors between nodes, one dashed cluster per "
+    "delegate partition, and a legend. The output format follows the file extension: .dot "
+    "(Graphviz source, always available), .svg and .png (rendered by the Graphviz 'dot' "
+    "program, which must be installed), .html (a self-contained page with an inline SVG "
+    "laid out by nnsim; no network, no scripts).")
+EPILOG = """examples:
+  nnsim graph model.tflite -o model.html          # open in any browser, no Graphviz needed
+  nnsim graph model.tflite -o model.dot           # Graphviz source
+  nnsim graph model.tflite -o model.svg --board vs680
+  nnsim graph model.tflite -o g.dot --android_sdk 29 --disallow-nnapi-cpu
+  nnsim graph model.tflite -o g.html --setprop vendor.NN_DBG_OP_BLK_LIST=/tmp/blk.txt"""
+
+FORMATS = (".dot", ".gv", ".svg", ".png", ".html", ".htm")
+GRAPHVIZ_HINT = ("install Graphviz (Debian/Ubuntu: apt-get install graphviz; macOS: brew "
+                 "install graphviz) or write -o FILE.dot or -o FILE.html instead")
+
+
+def sdk_version(text: str) -> int:
+    """argparse type of --android_sdk."""
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects an integer SDK level such as 29, got "
+                                         f"{text!r}") from None
+    if not 1 <= value <= 99:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 99 (27..34 are the NNAPI "
+                                         f"SDK levels), got {value}")
+    return value
+
+
+def add_arguments(p) -> None:
+    p.add_argument("model", help="the .tflite model")
+    p.add_argument("-o", "--output", required=True, metavar="FILE",
+                   help="output file; the extension picks the format: .dot (or .gv), .svg, "
+                        ".png (these two need Graphviz 'dot'), .html")
+    p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
+    p.add_argument("--device", action="append", metavar="NAME",
+                   help="keep only this NNAPI device of the board (repeatable)")
+    p.add_argument("--disallow-nnapi-cpu", action="store_true",
+                   help="TFLite's library default: do not hand operations to nnapi-reference")
+    p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
+                   help="set an emulated Android property (repeatable; see 'nnsim props')")
+    p.add_argument("--android_sdk", "--android-sdk", dest="android_sdk", type=sdk_version,
+                   metavar="N", help="emulated Android SDK level the delegate sees (default: "
+                                     "the board's ro.build.version.sdk)")
+
+
+def quiet_logs(vlog: bool = False) -> None:
+    """TFLite lines on stderr; logcat lines on stderr, warnings and errors only unless vlog."""
+    install_log_handlers(sys.stderr)
+    if not vlog:
+        logging.getLogger("nnsim.logcat").setLevel(logging.WARNING)
+
+
+def setup_board(args):
+    """Board, --device, --setprop, --android_sdk; returns the Board."""
+    board = apply_board(args.board, getattr(args, "device", None))
+    apply_setprops(getattr(args, "setprop", None))
+    if getattr(args, "android_sdk", None) is not None:
+        nnsim.setprop("ro.build.version.sdk", str(args.android_sdk))
+    return board
+
+
+def board_text(board) -> str:
+    desc = getattr(board, "description", None) or getattr(board, "title", "")
+    return f"{board.name} ({desc})" if desc and desc != board.name else board.name
+
+
+def check_model(data: bytes, display: str) -> None:
+    """Parse the model once up front: a corrupt file is one RunError line, before any log."""
+    from nnsim.errors import ModelFileError
+    from nnsim.tflite.reader import read_model
+    try:
+        read_model(data)
+    except ModelFileError as e:
+        raise RunError(f"{display}: {e.what}" + (f" at {e.where}" if e.where else "")) from None
+
+
+def delegated_interpreter(data: bytes, display: str, delegates, *, num_threads=None,
+                          tolerate_cpu=False):
+    """An allocated Interpreter with ``delegates``; model errors become RunError.
+    ``tolerate_cpu``: a node without a CPU kernel is not an error (nothing is run)."""
+    from nnsim.errors import ModelFileError
+    from nnsim.tflite import Interpreter
+    from nnsim.tflite.builtins._base import UnsupportedOperatorError
+    interp = None
+    try:
+        interp = Interpreter(model_content=data, experimental_delegates=list(delegates or ()),
+                             num_threads=num_threads)
+        interp.allocate_tensors()
+    except ModelFileError as e:
+        raise RunError(f"{display}: {e.what}" + (f" at {e.where}" if e.where else "")) from None
+    except UnsupportedOperatorError as e:
+        if not (tolerate_cpu and interp is not None):
+            raise RunError(f"{display}: {e}") from None
+    return interp
+
+
+def run(args, out) -> int:
+    path = Path(args.output)
+    ext = path.suffix.lower()
+    if args.output != "-" and ext not in FORMATS:
+        raise UsageError(f"-o {args.output}: unknown output format {ext or '(no extension)'!r}; "
+                         f"use .dot, .svg, .png or .html")
+    if ext in (".svg", ".png") and shutil.which("dot") is None:
+        raise RunError(f"writing {ext} needs the Graphviz 'dot' program, which is not "
+                       f"installed: {GRAPHVIZ_HINT}")
+    board = setup_board(args)
+    quiet_logs()
+    from nnsim.graphviz import build_view, to_dot, to_html
+    from nnsim.runtime.devices import get_device_manager
+    from nnsim.tflite import NnApiDelegate
+    display, data = load_model_bytes(args.model)
+    check_model(data, args.model)
+    options = {"disallow_nnapi_cpu": args.disallow_nnapi_cpu}
+    if args.android_sdk is not None:
+        options["android_sdk_version"] = args.android_sdk
+    delegate = NnApiDelegate(**options)
+    interp = delegated_interpreter(data, args.model, [delegate], tolerate_cpu=True)
+    if interp.delegation_error:
+        print(f"nnsim: warning: the NNAPI delegate failed ({interp.delegation_error}); every "
+              f"node is drawn on the TFLite CPU", file=sys.stderr)
+    result = interp.delegation
+    devices = [d.name for d in get_device_manager().get_devices()]
+    title = f"{display} on {board.name} ({', '.join(devices)})"
+    view = build_view(interp.model, result, title, devices)
+    _write(args.output, ext, view, to_dot, to_html)
+    if args.output != "-":
+        counts = ", ".join(f"{k} {v}" for k, v in view.counts.items())
+        print(f"wrote {args.output}: {display}, {len(view.nodes)} nodes; "
+              f"{view.summary}; {counts}", file=out)
+    return 0
+
+
+def _write(output: str, ext: str, view, to_dot, to_html) -> None:
+    if output == "-":
+        sys.stdout.write(to_dot(view))
+        return
+    try:
+        if ext in (".html", ".htm"):
+            Path(output).write_text(to_html(view), encoding="utf-8")
+        elif ext in (".dot", ".gv"):
+            Path(output).write_text(to_dot(view), encoding="utf-8")
+        else:
+            _render(to_dot(view), output, ext[1:])
+    except OSError as e:
+        raise RunError(f"cannot write {output}: {e.strerror or e}") from None
+
+
+def _render(dot_text: str, output: str, fmt: str) -> None:
+    exe = shutil.which("dot")
+    if exe is None:
+        raise RunError(f"writing .{fmt} needs the Graphviz 'dot' program: {GRAPHVIZ_HINT}")
+    try:
+        proc = subprocess.run([exe, f"-T{fmt}", "-o", output], input=dot_text.encode(),
+                              capture_output=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise RunError(f"Graphviz 'dot' failed: {e}") from None
+    if proc.returncode != 0:
+        first = (proc.stderr.decode(errors="replace").strip().splitlines() or ["no message"])[0]
+        raise RunError(f"Graphviz 'dot' failed (exit {proc.returncode}): {first}")
