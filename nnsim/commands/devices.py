@@ -7,13 +7,14 @@ the CPU, smaller is better, a missing operand type looks up as FLT_MAX: nnapi-ru
 from __future__ import annotations
 
 import json
+import textwrap
 
 from nnsim.commands.common import apply_setprops
 from nnsim.commands.graph import board_text
 
 NAME = "devices"
 HELP = "list a board's NNAPI devices with their capabilities"
-DESCRIPTION = (
+DESCRIPTION = textwrap.fill(
     "List the NNAPI devices of a board in discovery order (nnapi-reference last), as "
     "ANeuralNetworks_getDevice sees them after the board's properties (and --setprop) are "
     "applied: name, type, feature level, version string, compilation caching, and the "

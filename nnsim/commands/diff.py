@@ -20,6 +20,7 @@ import argparse
 import math
 import struct
 import sys
+import textwrap
 import time
 
 import numpy as np
@@ -31,7 +32,7 @@ from nnsim.commands.graph import (delegated_interpreter, quiet_logs, sdk_version
 
 NAME = "diff"
 HELP = "compare the NNAPI-delegated model with the TFLite CPU reference (inference_diff)"
-DESCRIPTION = (
+DESCRIPTION = textwrap.fill(
     "TFLite's inference_diff tool (run_eval) on the emulated board: a reference interpreter "
     "(TFLite CPU kernels, no delegate) and a test interpreter (the NNAPI delegate on the "
     "board's devices) get the same random inputs (truncated Gaussian: mean 0.5, std 1/3, "

@@ -12,6 +12,7 @@ import logging
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import nnsim
@@ -20,7 +21,7 @@ from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setp
 
 NAME = "graph"
 HELP = "draw the model graph coloured by where each node ran (.dot/.svg/.png/.html)"
-DESCRIPTION = (
+DESCRIPTION = textwrap.fill(
     "Apply the NNAPI delegate for the board's devices to a .tflite model (no inference is "
     "run) and draw its graph: every TFLite node coloured by where it runs (one colour per "
     "NNAPI device, TFLite CPU grey), the tensors between nodes, one dashed cluster per "
@@ -57,7 +58,7 @@ def add_arguments(p) -> None:
     p.add_argument("model", help="the .tflite model")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="output file; the extension picks the format: .dot (or .gv), .svg, "
-                        ".png (these two need Graphviz 'dot'), .html")
+                        ".png (these two need Graphviz 'dot'), .html; '-' writes dot to stdout")
     p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
     p.add_argument("--device", action="append", metavar="NAME",
                    help="keep only this NNAPI device of the board (repeatable)")
@@ -149,7 +150,7 @@ def run(args, out) -> int:
     devices = [d.name for d in get_device_manager().get_devices()]
     title = f"{display} on {board.name} ({', '.join(devices)})"
     view = build_view(interp.model, result, title, devices)
-    _write(args.output, ext, view, to_dot, to_html)
+    _write(args.output, ext, view, to_dot, to_html, out)
     if args.output != "-":
         counts = ", ".join(f"{k} {v}" for k, v in view.counts.items())
         print(f"wrote {args.output}: {display}, {len(view.nodes)} nodes; "
@@ -157,9 +158,9 @@ def run(args, out) -> int:
     return 0
 
 
-def _write(output: str, ext: str, view, to_dot, to_html) -> None:
+def _write(output: str, ext: str, view, to_dot, to_html, out) -> None:
     if output == "-":
-        sys.stdout.write(to_dot(view))
+        out.write(to_dot(view))
         return
     try:
         if ext in (".html", ".htm"):

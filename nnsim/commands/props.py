@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import json
 import os
+import textwrap
 
 from nnsim.commands.common import apply_board, apply_setprops
 from nnsim.commands.graph import board_text
 
 NAME = "props"
 HELP = "list the emulated Android properties with their values and meanings"
-DESCRIPTION = (
+DESCRIPTION = textwrap.fill(
     "List every emulated Android system property (debug.nn.* of the NNAPI runtime, "
     "ro.build.version.sdk, the vendor.* knobs of the simulated drivers) with its current value "
     "after the board applied its properties, where the value comes from (default, board, env "
