@@ -8,6 +8,7 @@ import argparse
 import sys
 
 import nnsim
+from nnsim.commands import devices, diff, graph, props
 from nnsim.commands import explain as explain_cmd
 from nnsim.commands import run as run_cmd
 from nnsim.commands.common import RunError, UsageError
@@ -21,7 +22,7 @@ EXAMPLES = {
 }
 
 
-COMMAND_MODULES = [explain_cmd]
+COMMAND_MODULES = [explain_cmd, graph, diff, devices, props]
 
 
 class Parser(argparse.ArgumentParser):

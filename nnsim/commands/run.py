@@ -50,9 +50,10 @@ def run(args, out) -> int:
     install_log_handlers(out)
     from nnsim.tflite import Interpreter, NnApiDelegate
     name, data = load_model_bytes(args.model)
-    delegate = NnApiDelegate(disallow_nnapi_cpu=args.disallow_nnapi_cpu)
     try:
-        interp = Interpreter(model_content=data, experimental_delegates=[delegate])
+        interp = Interpreter(model_content=data)   # parses the model: errors before any delegate
+        delegate = NnApiDelegate(disallow_nnapi_cpu=args.disallow_nnapi_cpu)
+        interp.modify_graph_with_delegate(delegate)
         interp.allocate_tensors()
     except ModelFileError as e:
         raise RunError(f"{args.model or name}: {e.what}"

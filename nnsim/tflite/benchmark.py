@@ -192,9 +192,12 @@ class Benchmark:
         v = self.v
         rss0 = _rss_mb()
         init_start = time.perf_counter_ns()
-        delegates = [NnApiDelegate(**self._delegate_options())] if v["use_nnapi"] else []
+        delegates = []
         try:
-            interp = Interpreter(model_content=data, experimental_delegates=delegates)
+            interp = Interpreter(model_content=data)
+            if v["use_nnapi"]:  # created after the interpreter, as benchmark_model does
+                delegates.append(NnApiDelegate(**self._delegate_options()))
+                interp.modify_graph_with_delegate(delegates[0])
             t0 = time.perf_counter_ns()
             interp.allocate_tensors()
             t_alloc = time.perf_counter_ns() - t0

@@ -268,7 +268,7 @@ class NnApiDelegate:
         runtime_fl = self.runtime_feature_level()
         device_max = max(min(int(RUNTIME_FEATURE_LEVEL), int(d.feature_level)) for d in devices)
         if 0 < device_max < runtime_fl:
-            tflog.log(logging.DEBUG, f"Changing NNAPI Feature Level {runtime_fl} to supported "
+            tflog.log(tflog.DEBUG_BUILD, f"Changing NNAPI Feature Level {runtime_fl} to supported "
                                      f"by target devices: {device_max}")
             return device_max
         return runtime_fl
@@ -335,8 +335,7 @@ class NnApiDelegate:
                 kernel.init(target_fl)
                 kernel.prepare()
         except (NnapiError, DelegateError) as e:
-            tflog.log(logging.ERROR, "Restored original execution plan after delegate "
-                                     "application failure.")
+            # the interpreter (subgraph.cc) logs "Restored original execution plan ..."
             raise DelegateError(str(e)) from e
         return self._result(new_plan, kernels, len(nodes_to_delegate), len(plan), len(subsets),
                             decisions, target_fl, [line])

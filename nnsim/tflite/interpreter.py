@@ -148,6 +148,13 @@ class Interpreter:
         return len(self._model.subgraphs)
 
     # -- allocation -----------------------------------------------------------------------
+    def modify_graph_with_delegate(self, delegate) -> None:
+        """``Interpreter::ModifyGraphWithDelegate`` for a delegate created after the
+        interpreter (benchmark_model's order); it is applied at the next allocate_tensors."""
+        self._delegates.append(delegate)
+        self._delegated_shapes = None
+        self._allocated = False
+
     def allocate_tensors(self):
         """Prepare every node for the current input shapes and apply the delegates."""
         shapes, prepared = self._infer_shapes()

@@ -9,6 +9,9 @@ import logging
 
 VERBOSE = 5
 logging.addLevelName(VERBOSE, "VERBOSE")
+# Debug-build-only lines (e.g. the delegate's feature-level change): below what the CLI shows.
+DEBUG_BUILD = 3
+logging.addLevelName(DEBUG_BUILD, "DEBUG")
 LOGGER = logging.getLogger("nnsim.tflite")
 _once: set = set()
 
