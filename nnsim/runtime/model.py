@@ -229,14 +229,7 @@ class ModelBuilder:
 
     def _sort_into_run_order(self) -> None:
         """LIFO topological sort, exactly as ModelBuilder::sortIntoRunOrder (reference 1.6)."""
-        counts, consumers = [], {}
-        for op_idx, op in enumerate(self.operations):
-            n = 0
-            for i in op.inputs:
-                if self.operands[i].lifetime in (L.TEMPORARY_VARIABLE, L.SUBGRAPH_OUTPUT):
-                    n += 1
-                    consumers.setdefault(i, []).append(op_idx)
-            counts.append(n)
+        counts, consumers = unknown_input_counts(self.operands, self.operations)
         ready = [k for k, n in enumerate(counts) if n == 0]
         order = []
         while ready:
@@ -321,6 +314,23 @@ class ModelBuilder:
 
     def referenced_models(self) -> list["ModelBuilder"]:
         return [o.subgraph for o in self.operands if o.lifetime == L.SUBGRAPH]
+
+
+def unknown_input_counts(operands, operations) -> tuple[list, dict]:
+    """Per operation, how many inputs are not known before it runs (TEMPORARY_VARIABLE or
+    SUBGRAPH_OUTPUT operands), and operand -> consuming operations in ascending order.
+
+    The run-order sort and the partitioner's OperandTracker both start from this.
+    """
+    counts, consumers = [], {}
+    for op_idx, op in enumerate(operations):
+        n = 0
+        for i in op.inputs:
+            if operands[i].lifetime in (L.TEMPORARY_VARIABLE, L.SUBGRAPH_OUTPUT):
+                n += 1
+                consumers.setdefault(i, []).append(op_idx)
+        counts.append(n)
+    return counts, consumers
 
 
 def _is_valid_operation_code(code) -> bool:

@@ -16,7 +16,7 @@ from nnsim.errors import BadDataError, NnapiError, OpFailedError
 from nnsim.runtime import vlog
 from nnsim.runtime.cache import DeviceCache, cache_file_paths, derive_token_simple, derive_token_step
 from nnsim.runtime.devices import DeviceManager
-from nnsim.runtime.model import ModelBuilder
+from nnsim.runtime.model import ModelBuilder, unknown_input_counts
 from nnsim.runtime.operand import OperandTypeSpec
 from nnsim.types import OperandLifeTime, OperandType, OperationCode, PreferenceCode
 
@@ -347,14 +347,7 @@ def _partition_compound(plan, model, devices, best) -> None:
         queues[d].append(op_index)
 
     # OperandTracker: count unknown inputs; consumers in ascending op order.
-    counts, consumers = [], {}
-    for i, op in enumerate(model.operations):
-        n = 0
-        for o in op.inputs:
-            if model.operands[o].lifetime in (L.TEMPORARY_VARIABLE, L.SUBGRAPH_OUTPUT):
-                n += 1
-                consumers.setdefault(o, []).append(i)
-        counts.append(n)
+    counts, consumers = unknown_input_counts(model.operands, model.operations)
     for i, n in enumerate(counts):
         if n == 0:
             enqueue(i)
