@@ -341,3 +341,21 @@ def test_supported_operations_for_devices_in_original_order():
     # run order is MUL, ADD; the answer is in the order operations were added: ADD, MUL
     assert nn.ANeuralNetworksModel_getSupportedOperationsForDevices(m, [dev]) == (
         OK, [False, True])
+
+
+def test_model_operand_references_a_finished_model():
+    """setOperandValueFromModel (IF/WHILE bodies): the referenced model must be finished and
+    valid, and the operand must be of type MODEL (reference 1.5)."""
+    inner = add_model(finish=False)
+    _, outer = nn.ANeuralNetworksModel_create()
+    nn.ANeuralNetworksModel_addOperand(outer, OT(nn.ANEURALNETWORKS_MODEL))
+    nn.ANeuralNetworksModel_addOperand(outer, F32)
+    set_ = nn.ANeuralNetworksModel_setOperandValueFromModel
+    assert set_(outer, 0, inner) == BAD_STATE          # not finished yet
+    assert nn.ANeuralNetworksModel_finish(inner) == OK
+    assert set_(outer, 1, inner) == BAD_DATA           # not a MODEL operand
+    assert set_(outer, 0, None) == NULL
+    assert set_(outer, 0, inner) == OK
+    from nnsim.types import OperandLifeTime
+    assert outer.operands[0].lifetime == OperandLifeTime.SUBGRAPH
+    assert outer.referenced_models() == [inner]
