@@ -23,6 +23,7 @@ class DeviceVerdict:
     supported: bool
     reason: str = ""
     perf: float | None = None       # exec time ratio for the node's first NNAPI operation
+    operand_type: str = ""          # input 0's operand type: it selects the perf entry
 
 
 @dataclass
@@ -115,10 +116,12 @@ def _device_answers(model, delegate, decisions, devices) -> dict:
                                          f"{op.min_feature_level}; {d.name} has "
                                          f"{int(d.feature_level)}")
                 perf = get_performance(preference, d, nnapi, sorted_index)
+                in0 = nnapi.operands[op.inputs[0]].type if op.inputs else None
+                type_name = OperandType(in0).name if in0 is not None else ""
                 verdicts = out.setdefault(node, {})
                 prev = verdicts.get(d.name)
                 if prev is None:
-                    verdicts[d.name] = DeviceVerdict(d.name, ok, reason, perf)
+                    verdicts[d.name] = DeviceVerdict(d.name, ok, reason, perf, type_name)
                 elif not ok and prev.supported:
                     verdicts[d.name] = DeviceVerdict(d.name, False, reason, prev.perf)
     return {n: list(v.values()) for n, v in out.items()}
@@ -171,11 +174,27 @@ def perf_text(p: float | None) -> str:
     return "FLT_MAX" if p >= FLT_MAX * 0.999 else f"{p:g}"
 
 
+def choice_text(e: NodeExplanation) -> str:
+    """Why the device that ran the node won, from the runtime's rule (nnapi-runtime.md 3.2)."""
+    ok = [v for v in e.devices if v.supported]
+    winner = next((v for v in ok if v.device == e.ran_on), None)
+    if winner is None or len(ok) < 2:
+        return ""
+    others = [v for v in ok if v is not winner]
+    what = f"{winner.operand_type} " if winner.operand_type else ""
+    parts = ", ".join(f"{v.device} {perf_text(v.perf)}" for v in others)
+    tie = any(v.perf == winner.perf for v in others)
+    rule = ("tied, and ties go to nnapi-reference" if tie else "the lowest exec time wins")
+    return (f"choice: {winner.device} for {what}(exec time {perf_text(winner.perf)}; "
+            f"{parts}): {rule}")
+
+
 def format_text(ex: Explanation) -> list[str]:
     lines = [f"model: {ex.model}", f"android sdk {ex.sdk}, delegate feature level "
                                    f"{ex.target_feature_level}; devices: {', '.join(ex.devices)}",
              "summary: " + ", ".join(f"{k}: {v} node(s)" for k, v in
                                      sorted(ex.summary.items(), key=lambda kv: -kv[1])), ""]
+    fixes: dict[str, list] = {}
     for e in ex.nodes:
         lines.append(f"node {e.node} {e.op}: ran on {e.ran_on}")
         for r in e.delegate_refusals:
@@ -185,10 +204,15 @@ def format_text(ex: Explanation) -> list[str]:
                 lines.append(f"    {v.device}: supported (exec time {perf_text(v.perf)})")
             else:
                 lines.append(f"    {v.device}: not supported: {v.reason}")
-        best = [v for v in e.devices if v.supported]
-        if best and e.ran_on != TFLITE_CPU and len(best) > 1:
-            lines.append("    choice: lowest exec time for the operand type of input 0 wins; a "
-                         "tie with nnapi-reference goes to the CPU")
+        choice = choice_text(e)
+        if choice:
+            lines.append(f"    {choice}")
         for f in e.fixes:
             lines.append(f"    fix: {f}")
+            fixes.setdefault(f, []).append(e.node)
+    if fixes:
+        lines += ["", "what to change:"]
+        for f, nodes in sorted(fixes.items(), key=lambda kv: -len(kv[1])):
+            shown = ", ".join(map(str, nodes[:8])) + (", ..." if len(nodes) > 8 else "")
+            lines.append(f"  - {f} ({len(nodes)} node(s): {shown})")
     return lines
