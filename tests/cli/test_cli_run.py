@@ -16,7 +16,7 @@ def test_run_without_model_uses_the_demo():
     assert r.returncode == 0, r.stderr
     assert "model: " in r.stdout and "(31 nodes)" in r.stdout
     assert "vsi-npu" in r.stdout and "top-5:" in r.stdout
-    assert "simulated on imx8mp" in r.stdout
+    assert "simulated on imx8mp: first inference" in r.stdout
 
 
 @needs_models
@@ -72,7 +72,7 @@ def test_run_vs680_sysfs_counts_npu_inferences():
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()
     k = lines.index("$ cat /sys/class/misc/synap/device/misc/synap/statistics/inference_count")
-    assert lines[k + 1] == "1"
+    assert lines[k + 1] == "2"   # the first inference and one steady-state inference
 
 
 def test_run_bad_flag_and_values_exit_2():
