@@ -136,8 +136,12 @@ class Benchmark:
                 per_item.append(items)
             clock_us += us
             run += 1
-            if v["run_delay"] > 0 and not self.simulated:
-                time.sleep(v["run_delay"])
+            delay = 1.0 / v["run_frequency"] if v["run_frequency"] > 0 else v["run_delay"]
+            if delay > 0:
+                if self.simulated:
+                    clock_us += delay * 1e6   # the board idles between runs
+                else:
+                    time.sleep(delay)
             if show and time.monotonic() - wall_start > 1.0:
                 done = min(run / max(min_runs, 1), 1.0)
                 print(f"\r[{'#' * int(done * 30):<30}] run {run}", end="", file=self.err)
@@ -177,6 +181,23 @@ class Benchmark:
             self.error(f"Could not open '{v['graph']}': {e.strerror}")
             raise BenchmarkFailed("model") from None
         self.info(f"Loaded model {v['graph']}")
+        if v["list_signatures"] or v["signature_to_run_for"]:
+            from nnsim.errors import ModelFileError
+            from nnsim.tflite.reader import read_model
+            try:
+                keys = [sig.key for sig in read_model(data).signatures]
+            except ModelFileError as e:
+                self.error(f"Failed to load model {v['graph']}: {e.what}")
+                raise BenchmarkFailed("model") from None
+            if v["list_signatures"]:
+                self.info(f"The Model contains {len(keys)} signature key(s).")
+                for k, key in enumerate(keys):
+                    self.info(f"{k + 1}) {key}")
+                return 0
+            if v["signature_to_run_for"] not in keys:
+                self.error(f"Signature {v['signature_to_run_for']} not found in the model; it "
+                           f"has: {', '.join(keys) or '(none)'}")
+                raise BenchmarkFailed("signature")
         if v["use_nnapi"]:
             from nnsim.runtime.devices import get_device_manager
             names = ",".join(d.name for d in get_device_manager().get_devices())
@@ -229,8 +250,14 @@ class Benchmark:
         rss_end = _rss_mb()
         self.info(f"Memory footprint delta from the start of the tool (MB): "
                   f"init={cpp_double(rss_init - rss0)} overall={cpp_double(rss_end - rss0)}")
+        if v["report_peak_memory_footprint"]:
+            import resource
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+            self.info(f"Overall peak memory footprint (MB) via periodic monitoring: "
+                      f"{cpp_double(peak)}")
         if v["enable_op_profiling"]:
-            self._profiling(interp, per_item, regular, init_ns - t_alloc, t_alloc)
+            modify_ns = delegates[0].prepare_ns if delegates else 0
+            self._profiling(interp, per_item, regular, modify_ns, max(t_alloc - modify_ns, 0))
         return 0
 
     def _report_delegation(self, interp, delegates) -> bool:
@@ -258,9 +285,43 @@ class Benchmark:
             return False
         return True
 
+    def _input_files(self) -> dict:
+        files = {}
+        for pair in filter(None, self.v["input_layer_value_files"].split(",")):
+            name, sep, path = pair.partition(":")
+            if not sep or not name or not path:
+                self.error(f"--input_layer_value_files expects name:file pairs, got {pair!r}")
+                raise BenchmarkFailed("input files")
+            files[name] = path
+        return files
+
+    def _load_input_file(self, path: str, detail: dict) -> np.ndarray:
+        dtype, shape = np.dtype(detail["dtype"]), tuple(int(x) for x in detail["shape"])
+        try:
+            if path.endswith(".npy"):
+                value = np.load(path, allow_pickle=False)
+            else:
+                value = np.fromfile(path, dtype=dtype)
+        except (OSError, ValueError) as e:
+            self.error(f"Could not read input file {path}: {e}")
+            raise BenchmarkFailed("input files") from None
+        if value.size != int(np.prod(shape)):
+            self.error(f"Input file {path} has {value.size} values; input '{detail['name']}' "
+                       f"needs {int(np.prod(shape))}")
+            raise BenchmarkFailed("input files")
+        return value.astype(dtype, copy=False).reshape(shape)
+
     def _set_inputs(self, interp) -> None:
         rng = np.random.default_rng(self.v["seed"])
+        files = self._input_files()
+        unknown = set(files) - {d["name"] for d in interp.get_input_details()}
+        if unknown:
+            self.error(f"--input_layer_value_files names unknown inputs: {', '.join(unknown)}")
+            raise BenchmarkFailed("input files")
         for d in interp.get_input_details():
+            if d["name"] in files:
+                interp.set_tensor(d["index"], self._load_input_file(files[d["name"]], d))
+                continue
             dtype, shape = np.dtype(d["dtype"]), tuple(int(x) for x in d["shape"])
             if dtype.kind in "iu":
                 info = np.iinfo(dtype)
@@ -294,10 +355,14 @@ class Benchmark:
         run_totals = Stat()
         for run in per_item:
             run_totals.update(int(sum(int(x) for x in run)))
-        lines = ["INFO: Profiling Info for Benchmark Initialization:"]
-        lines += profile_report(init_nodes, 1, init_total)
-        lines.append("INFO: Operator-wise Profiling Info for Regular Benchmark Runs:")
-        lines += profile_report(nodes, max(len(per_item), 1), run_totals)
+        if self.v["op_profiling_output_mode"] == "csv":
+            from nnsim.tflite.stats import profile_csv
+            lines = profile_csv(init_nodes, 1) + profile_csv(nodes, max(len(per_item), 1))
+        else:
+            lines = ["INFO: Profiling Info for Benchmark Initialization:"]
+            lines += profile_report(init_nodes, 1, init_total)
+            lines.append("INFO: Operator-wise Profiling Info for Regular Benchmark Runs:")
+            lines += profile_report(nodes, max(len(per_item), 1), run_totals)
         target = self.v["op_profiling_output_file"]
         if target:
             with open(target, "w") as f:

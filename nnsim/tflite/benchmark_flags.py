@@ -45,7 +45,7 @@ FLAGS = [
     Flag("list_signatures", bool, False, "List signatures from the provided model",
          "list the model's signatures and exit"),
     Flag("input_layer_value_files", str, "", "Input value files",
-         "input_name:file.npy pairs separated by commas"),
+         "input_name:file pairs separated by commas (.npy, or the tensor's raw bytes)"),
     Flag("allow_fp16", bool, False, "Allow fp16", "allow fp32 computation in fp16"),
     Flag("require_full_delegation", bool, False, "Require full delegation",
          "fail if any node stays on the CPU"),
@@ -54,9 +54,6 @@ FLAGS = [
          "stdout or csv"),
     Flag("op_profiling_output_file", str, "", "Op profiling output file",
          "write the profiling tables to this file"),
-    Flag("disable_delegate_clustering", bool, False, "Disable delegate clustering",
-         "non-greedy partitioning"),
-    # default_execution_provider.cc
     Flag("max_delegated_partitions", int, 0, "Max number of delegated partitions",
          "0 = unlimited (benchmark_model's default)"),
     Flag("min_nodes_per_partition", int, 0, "Min nodes per partition",
@@ -75,8 +72,6 @@ FLAGS = [
     Flag("disable_nnapi_cpu", bool, True, "Disable NNAPI cpu",
          "exclude nnapi-reference (ignored when an accelerator is named)"),
     Flag("nnapi_allow_fp16", bool, False, "Allow fp16 in NNAPI", "relax fp32 to fp16"),
-    Flag("nnapi_allow_dynamic_dimensions", bool, False, "Allow dynamic dimensions in NNAPI",
-         "allow dynamic dimensions"),
     Flag("nnapi_use_burst_mode", bool, False, "use NNAPI Burst mode", "burst executions"),
     Flag("use_xnnpack", bool, False, "Use xnnpack", "accepted; nnsim has one CPU path"),
     # nnsim

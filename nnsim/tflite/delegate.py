@@ -13,6 +13,7 @@ import hashlib
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -170,6 +171,7 @@ class NnApiDelegate:
             setattr(self.options, key, value)
         self.target_devices: list = []
         self.result: DelegationResult | None = None
+        self.prepare_ns = 0
         tflog.log(logging.INFO, "Created TensorFlow Lite delegate for NNAPI.", once=True)
 
     @property
@@ -198,7 +200,15 @@ class NnApiDelegate:
 
     # -- DoPrepare ---------------------------------------------------------------------------------
     def prepare(self, model, subgraph_index: int = 0) -> DelegationResult | None:
-        """Apply the delegate to one subgraph; None when nothing is delegated."""
+        """Apply the delegate to one subgraph; None when nothing is delegated.
+        ``prepare_ns`` records the host time it took (benchmark's ModifyGraphWithDelegate)."""
+        start = time.perf_counter_ns()
+        try:
+            return self._prepare(model, subgraph_index)
+        finally:
+            self.prepare_ns = time.perf_counter_ns() - start
+
+    def _prepare(self, model, subgraph_index: int) -> DelegationResult | None:
         from nnsim.tflite.validate import validate_node
         sg = model.subgraphs[subgraph_index]
         plan = list(range(len(sg.operators)))

@@ -159,3 +159,25 @@ def profile_report(nodes: list[NodeStats], num_runs: int, run_totals: Stat,
     lines += [f"Timings (microseconds): {run_totals}", "Memory (bytes): count=0",
               f"{len(nodes)} nodes observed", ""]
     return lines
+
+
+def profile_csv(nodes: list[NodeStats], num_runs: int) -> list[str]:
+    """``--op_profiling_output_mode=csv``: the run-order rows and the per-type summary
+    (commas inside names become tabs)."""
+    total = sum(n.sum_us for n in nodes)
+    lines = ["node type, first, avg_ms, %, cdf%, mem KB, times called, name"]
+    cdf = 0
+    for n in sorted(nodes, key=lambda n: n.run_order):
+        cdf += n.sum_us
+        pct = n.sum_us * 100.0 / total if total else 0.0
+        cum = cdf * 100.0 / total if total else 0.0
+        lines.append(", ".join([n.type, f"{n.first_us / 1000.0:.3f}", f"{n.avg_us / 1000.0:.3f}",
+                                f"{pct:.3f}%", f"{cum:.3f}%", f"{n.mem_kb:.3f}",
+                                str(n.times_called // max(num_runs, 1)),
+                                n.name.replace(",", "\t")]))
+    lines.append("")
+    lines.append("node type, count, avg_ms, avg %, cdf %, mem KB, times called")
+    for row in _summary_by_type(nodes, num_runs)[2:-1]:
+        lines.append(", ".join(f.strip() for f in row.strip("\t").split("\t")))
+    lines.append("")
+    return lines
