@@ -89,3 +89,22 @@ def test_benchmark_help_lists_flags():
     r = nnsim("benchmark", "--help")
     assert r.returncode == 0
     assert "--use_nnapi" in r.stdout and "--timing" in r.stdout and "examples:" in r.stdout
+
+
+@needs_models
+def test_benchmark_csv_profiling_and_input_files(tmp_path):
+    import numpy as np
+    x = np.full((1, 128, 128, 3), 7, np.uint8)
+    np.save(tmp_path / "x.npy", x)
+    graph = f"--graph={MODELS / 'mobilenet_v1_0.25_128_quant.tflite'}"
+    r = nnsim("benchmark", graph, "--enable_op_profiling=true", "--op_profiling_output_mode=csv",
+              "--num_runs=2", "--min_secs=0", "--warmup_min_secs=0",
+              f"--input_layer_value_files=input:{tmp_path / 'x.npy'}", "--timing=host")
+    assert r.returncode == 0, r.stderr
+    assert "node type, first, avg_ms, %, cdf%, mem KB, times called, name" in r.stdout
+    rows = [l for l in r.stdout.splitlines() if l.startswith("CONV_2D, ")]
+    per_node = [l for l in rows if l.split(", ")[-1].startswith("[")]
+    assert len(per_node) == 15    # no delegate: every CONV_2D profiled on the CPU path
+    assert [l.split(", ")[1] for l in rows if l not in per_node] == ["15"]   # summary row
+    r = nnsim("benchmark", graph, "--input_layer_value_files=nope:x.npy")
+    assert r.returncode == 1 and "unknown inputs" in r.stderr
