@@ -13,6 +13,10 @@ Every fast kernel core is decorated with :func:`njit` from this module, never wi
 * ``NNSIM_DISABLE_JIT=1`` in the environment (read at import time), or numba not being
   installed, turns :func:`njit` into a no-op so the cores run as plain Python (coverage,
   debugging, platforms without numba).
+
+It also provides the few 16-lane vector operations the GEMM-style cores are written with
+(:data:`SIMD_OPS`, see "SIMD vectors" below): numba intrinsics when compiling (values live in
+registers), numpy arrays of 16 lanes when not (same results, slowly).
 """
 
 from __future__ import annotations
@@ -21,12 +25,17 @@ import hashlib
 import os
 from pathlib import Path
 
+import numpy as np
+
 try:  # numba is a hard dependency, but a missing install must not break imports.
     import numba as _numba
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = None
 
-__all__ = ["JIT_ENABLED", "njit", "prange"]
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange", "vi_zero", "vi_splat", "vi_load",
+           "vi_bcast4", "vi_dpbusd", "vi_xor", "vi_add", "vi_store", "vf_zero", "vf_load",
+           "vf_bcast", "vf_muladd", "vf_store", "vi_requant", "vi_store8", "vf_add",
+           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -34,11 +43,34 @@ JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "
 _FLAGS = {"fastmath": False, "cache": True, "nogil": True}
 
 
+def _simd_mode() -> str:
+    """``"avx512vnni"`` when numba compiles for a CPU with AVX-512 VNNI, else ``"generic"``.
+
+    ``NNSIM_SIMD=generic`` forces the portable code (to test it on any machine). The features
+    are the ones numba compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else the host).
+    """
+    if not JIT_ENABLED or os.environ.get("NNSIM_SIMD", "") == "generic":
+        return "generic"
+    from numba.core import config
+    if config.CPU_NAME not in (None, "host"):
+        features = config.CPU_FEATURES or ""
+    else:
+        import llvmlite.binding as llvm
+        features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+    flags = set(features.split(","))
+    return "avx512vnni" if {"+avx512vnni", "+avx512bw", "+avx512f"} <= flags else "generic"
+
+
+#: How :func:`vi_dpbusd` compiles: ``"avx512vnni"`` (one ``vpdpbusd``) or ``"generic"``.
+SIMD_MODE: str = _simd_mode()
+
+
 def _drop_stale_caches() -> None:
-    """Delete this package's numba cache files if any kernel source changed since they were made."""
+    """Delete this package's numba cache files if any kernel source changed since they were made
+    (or the SIMD mode did: it is compiled into the cores)."""
     root = Path(__file__).resolve().parent
     cache_dir = root / "__pycache__"
-    digest = hashlib.sha1()
+    digest = hashlib.sha1(SIMD_MODE.encode())
     for path in sorted(root.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -92,3 +124,297 @@ def _decorate(func, kwargs):
 #: ``numba.prange`` when compiling, the builtin ``range`` otherwise. Kernels are
 #: single-threaded by design (benchmarks compare against single-thread LiteRT).
 prange = _numba.prange if JIT_ENABLED else range
+
+
+# ---------------------------------------------------------------------------------------------
+# SIMD vectors
+# ---------------------------------------------------------------------------------------------
+# Two value types of 16 lanes: ``vi`` (int32; also seen as 64 bytes) and ``vf`` (float32).
+# Cores keep them in local variables, so a micro-kernel's accumulators stay in registers, which
+# numba's auto-vectoriser cannot be made to do. Arrays passed to these functions must be 1-D and
+# C-contiguous; ``idx`` counts elements of that array; nothing is bounds-checked.
+#
+#   vi_zero() / vf_zero()            all lanes 0
+#   vi_splat(v) / vf_bcast(a, i)     every lane = int32 v / float32 a[i]
+#   vi_load(a, i) / vf_load(a, i)    the 64 bytes from &a[i] (any dtype) / 16 floats from a[i]
+#   vi_bcast4(a, i)                  every lane = the 4 bytes at &a[i] (as an int32)
+#   vi_load8s(a, i) / vi_load8u      the 16 bytes a[i:i + 16] sign- / zero-extended to int32
+#   vi_dpbusd(acc, u, s)             acc + sum of 4 products uint8(u) * int8(s) per lane
+#                                    (AVX-512 VNNI vpdpbusd; int32 wrap-around, no saturation)
+#   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
+#   vf_muladd(acc, a, b)             acc + a * b, rounded twice (no FMA: fastmath stays off)
+#   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j): clamp(MBQM(acc + bias
+#                                    + e, m, shift) + zp, lo, hi), TFLite's double-rounding
+#                                    MultiplyByQuantizedMultiplier (m in [0, 2**31)); qp holds 7
+#                                    rows of cpad int32: bias, m, m of the odd channel moved to
+#                                    the even one, max(shift, 0), r = max(-shift, 0),
+#                                    (1 << r) - 1, ((1 << r) - 1) >> 1 (see requant_params)
+#   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
+#   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
+#   vi_store8(v, a, i)               the low byte of each lane to a[i:i + 16] (a: uint8/int8)
+
+
+def _np_vi_load(a, i):
+    return a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64].view(np.int32).copy()
+
+
+def _np_vi_dpbusd(acc, u, s):
+    products = u.view(np.uint8).astype(np.int32) * s.view(np.int8).astype(np.int32)
+    return acc + products.reshape(16, 4).sum(axis=1, dtype=np.int32)
+
+
+def _np_vi_store(v, a, i):
+    a[i:i + 16] = v
+
+
+def _np_vf_muladd(acc, a, b):
+    return acc + a * b
+
+
+def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):
+    rows = [qp[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7)]
+    bias, mult, _, left, right = rows[:5]
+    x = acc.astype(np.int64) + bias + extra
+    x = (x << (32 + left)) >> 32                                  # int32 wrap of x << left
+    q = (x * mult + (1 << 30)) >> 31                               # SRDHM for mult >= 0
+    mask = (np.int64(1) << right) - 1
+    q = (q >> right) + ((q & mask) > (mask >> 1) + (q < 0))
+    return np.clip(q + zp, lo, hi).astype(np.int32)
+
+
+def _np_vi_store8(v, a, i):
+    a[i:i + 16] = (v & 255).astype(np.uint8).view(a.dtype)
+
+
+def _np_vf_clamp(v, lo, hi):
+    v = np.where(v < lo, np.float32(lo), v)
+    return np.where(hi < v, np.float32(hi), v).astype(np.float32)
+
+
+SIMD_OPS = {
+    "vi_zero": lambda: np.zeros(16, np.int32),
+    "vi_splat": lambda v: np.full(16, v, np.int32),
+    "vi_load": _np_vi_load,
+    "vi_bcast4": lambda a, i: np.repeat(a.view(np.uint8)[i * a.itemsize:][:4].view(np.int32), 16),
+    "vi_dpbusd": _np_vi_dpbusd,
+    "vi_load8s": lambda a, i: a.view(np.int8)[i:i + 16].astype(np.int32),
+    "vi_load8u": lambda a, i: a.view(np.uint8)[i:i + 16].astype(np.int32),
+    "vi_mul": lambda a, b: (a.astype(np.int64) * b).astype(np.int32),
+    "vi_xor": lambda a, b: a ^ b,
+    "vi_add": lambda a, b: a + b,
+    "vi_store": _np_vi_store,
+    "vf_zero": lambda: np.zeros(16, np.float32),
+    "vf_load": lambda a, i: a[i:i + 16].astype(np.float32),
+    "vf_bcast": lambda a, i: np.full(16, a[i], np.float32),
+    "vf_muladd": _np_vf_muladd,
+    "vf_store": _np_vi_store,
+    "vi_requant": _np_vi_requant,
+    "vi_store8": _np_vi_store8,
+    "vf_add": lambda a, b: a + b,
+    "vf_clamp": _np_vf_clamp,
+}
+
+if JIT_ENABLED:
+    import llvmlite.ir as _ir
+    from numba.core import cgutils as _cgutils
+    from numba.core import types as _types
+    from numba.extending import intrinsic as _intrinsic
+    from numba.extending import models as _models
+    from numba.extending import register_model as _register_model
+
+    _I32, _I8, _F32 = _ir.IntType(32), _ir.IntType(8), _ir.FloatType()
+    _VI, _VF = _ir.VectorType(_I32, 16), _ir.VectorType(_F32, 16)
+
+    class _Vec(_types.Type):
+        def __init__(self, name):
+            super().__init__(name=name)
+
+    _vi, _vf = _Vec("nnsim_vi32x16"), _Vec("nnsim_vf32x16")
+
+    @_register_model(_Vec)
+    class _VecModel(_models.PrimitiveModel):
+        def __init__(self, dmm, fe_type):
+            super().__init__(dmm, fe_type, _VI if fe_type is _vi else _VF)
+
+    def _address(context, builder, aryty, ary, idxty, idx):
+        data = context.make_array(aryty)(context, builder, ary).data
+        return builder.gep(data, [context.cast(builder, idx, idxty, _types.intp)])
+
+    def _splat(builder, vtype, scalar):
+        undef = _ir.Constant(vtype, None)
+        one = builder.insert_element(undef, scalar, _ir.Constant(_I32, 0))
+        return builder.shuffle_vector(one, undef, _ir.Constant(_VI, None))
+
+    def _load(vtype):
+        def typer(typingctx, a, i):
+            def codegen(context, builder, sig, args):
+                ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+                return builder.load(builder.bitcast(ptr, vtype.as_pointer()), align=1)
+            return (_vi if vtype is _VI else _vf)(a, i), codegen
+        return _intrinsic(typer)
+
+    def _store(vtype):
+        def typer(typingctx, v, a, i):
+            def codegen(context, builder, sig, args):
+                ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
+                builder.store(args[0], builder.bitcast(ptr, vtype.as_pointer()), align=1)
+                return context.get_dummy_value()
+            return _types.none(v, a, i), codegen
+        return _intrinsic(typer)
+
+    def _zero(vtype):
+        def typer(typingctx):
+            def codegen(context, builder, sig, args):
+                return _ir.Constant(vtype, None)
+            return (_vi if vtype is _VI else _vf)(), codegen
+        return _intrinsic(typer)
+
+    def _binary(name):
+        def typer(typingctx, a, b):
+            def codegen(context, builder, sig, args):
+                return getattr(builder, name)(args[0], args[1])
+            return a(a, b), codegen
+        return _intrinsic(typer)
+
+    @_intrinsic
+    def _vi_splat(typingctx, v):
+        def codegen(context, builder, sig, args):
+            return _splat(builder, _VI, context.cast(builder, args[0], sig.args[0], _types.int32))
+        return _vi(v), codegen
+
+    @_intrinsic
+    def _vi_bcast4(typingctx, a, i):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            word = builder.load(builder.bitcast(ptr, _I32.as_pointer()), align=1)
+            return _splat(builder, _VI, word)
+        return _vi(a, i), codegen
+
+    @_intrinsic
+    def _vf_bcast(typingctx, a, i):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            value = builder.load(builder.bitcast(ptr, _F32.as_pointer()))
+            return _splat(builder, _VF, value)
+        return _vf(a, i), codegen
+
+    @_intrinsic
+    def _vi_dpbusd(typingctx, acc, u, s):
+        def codegen(context, builder, sig, args):
+            if SIMD_MODE == "avx512vnni":
+                fnty = _ir.FunctionType(_VI, [_VI, _VI, _VI])
+                fn = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                     "llvm.x86.avx512.vpdpbusd.512")
+                return builder.call(fn, args)
+            bytes64 = _ir.VectorType(_I8, 64)
+            wide = _ir.VectorType(_I32, 64)
+            uu = builder.zext(builder.bitcast(args[1], bytes64), wide)
+            ss = builder.sext(builder.bitcast(args[2], bytes64), wide)
+            prod = builder.mul(uu, ss)
+            total = args[0]
+            for j in range(4):
+                lanes = _ir.Constant(_ir.VectorType(_I32, 16), [4 * n + j for n in range(16)])
+                total = builder.add(total, builder.shuffle_vector(prod, prod, lanes))
+            return total
+        return _vi(_vi, _vi, _vi), codegen
+
+    @_intrinsic
+    def _vf_muladd(typingctx, acc, a, b):
+        def codegen(context, builder, sig, args):
+            return builder.fadd(args[0], builder.fmul(args[1], args[2]))
+        return _vf(_vf, _vf, _vf), codegen
+
+    @_intrinsic
+    def _vi_requant(typingctx, acc, qp, c, cpad, extra, zp, lo, hi):
+        def codegen(context, builder, sig, args):
+            i64 = _ir.IntType(64)
+            v64 = _ir.VectorType(i64, 8)
+
+            def row(k):                                 # qp[k * cpad + c: ... + 16]
+                ptr = _address(context, builder, sig.args[1], args[1], _types.intp,
+                               builder.add(builder.mul(cpad_, _ir.Constant(i64, k)), c_))
+                return builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1)
+
+            def scalar(k):
+                return _splat(builder, _VI, context.cast(builder, args[k], sig.args[k],
+                                                         _types.int32))
+
+            def const(value, vtype=_VI):
+                return _ir.Constant(vtype, [value] * vtype.count)
+
+            c_ = context.cast(builder, args[2], sig.args[2], _types.intp)
+            cpad_ = context.cast(builder, args[3], sig.args[3], _types.intp)
+            x = builder.add(builder.add(args[0], row(0)), scalar(4))
+            x = builder.shl(x, row(3))                            # int32 wrap of x << left
+            x64 = builder.bitcast(x, v64)
+            even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
+            odd = builder.ashr(x64, const(32, v64))
+            m_even = builder.bitcast(row(1), v64)
+            m_even = builder.ashr(builder.shl(m_even, const(32, v64)), const(32, v64))
+            m_odd = builder.bitcast(row(2), v64)
+            m_odd = builder.ashr(builder.shl(m_odd, const(32, v64)), const(32, v64))
+            # SaturatingRoundingDoublingHighMul(x, m) == (x * m + 2**30) >> 31 for m >= 0
+            p_even = builder.add(builder.mul(even, m_even), const(1 << 30, v64))
+            p_odd = builder.add(builder.mul(odd, m_odd), const(1 << 30, v64))
+            p_even = builder.bitcast(builder.lshr(p_even, const(31, v64)), _VI)
+            p_odd = builder.bitcast(builder.shl(p_odd, const(1, v64)), _VI)
+            mask = _ir.Constant(_ir.VectorType(_I32, 16),
+                                [n + 16 * (n % 2) for n in range(16)])
+            q = builder.shuffle_vector(p_even, p_odd, mask)
+            # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
+            threshold = builder.sub(row(6), builder.ashr(q, const(31)))
+            up = builder.icmp_signed(">", builder.and_(q, row(5)), threshold)
+            q = builder.add(builder.ashr(q, row(4)), builder.zext(up, _VI))
+            q = builder.add(q, scalar(5))
+            low, high = scalar(6), scalar(7)
+            q = builder.select(builder.icmp_signed("<", q, low), low, q)
+            return builder.select(builder.icmp_signed(">", q, high), high, q)
+        return _vi(_vi, qp, c, cpad, extra, zp, lo, hi), codegen
+
+    @_intrinsic
+    def _vi_store8(typingctx, v, a, i):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
+            vbytes = _ir.VectorType(_I8, 16)
+            builder.store(builder.trunc(args[0], vbytes), builder.bitcast(ptr, vbytes.as_pointer()),
+                          align=1)
+            return context.get_dummy_value()
+        return _types.none(v, a, i), codegen
+
+    @_intrinsic
+    def _vf_clamp(typingctx, v, lo, hi):
+        def codegen(context, builder, sig, args):
+            low = _splat(builder, _VF, context.cast(builder, args[1], sig.args[1], _types.float32))
+            high = _splat(builder, _VF, context.cast(builder, args[2], sig.args[2], _types.float32))
+            x = builder.select(builder.fcmp_ordered("<", args[0], low), low, args[0])
+            return builder.select(builder.fcmp_ordered("<", high, x), high, x)
+        return _vf(_vf, lo, hi), codegen
+
+    def _load8(extend):
+        def typer(typingctx, a, i):
+            def codegen(context, builder, sig, args):
+                ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+                vbytes = _ir.VectorType(_I8, 16)
+                raw = builder.load(builder.bitcast(ptr, vbytes.as_pointer()), align=1)
+                return getattr(builder, extend)(raw, _VI)
+            return _vi(a, i), codegen
+        return _intrinsic(typer)
+
+    vi_load8s, vi_load8u, vi_mul = _load8("sext"), _load8("zext"), _binary("mul")
+    vi_requant, vi_store8, vf_clamp = _vi_requant, _vi_store8, _vf_clamp
+    vf_add = _binary("fadd")
+    vi_zero, vf_zero = _zero(_VI), _zero(_VF)
+    vi_load, vf_load = _load(_VI), _load(_VF)
+    vi_store, vf_store = _store(_VI), _store(_VF)
+    vi_xor, vi_add = _binary("xor"), _binary("add")
+    vi_splat, vi_bcast4, vi_dpbusd = _vi_splat, _vi_bcast4, _vi_dpbusd
+    vf_bcast, vf_muladd = _vf_bcast, _vf_muladd
+else:
+    vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
+    vi_bcast4, vi_dpbusd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"]
+    vi_xor, vi_add, vi_store = SIMD_OPS["vi_xor"], SIMD_OPS["vi_add"], SIMD_OPS["vi_store"]
+    vf_zero, vf_load, vf_bcast = SIMD_OPS["vf_zero"], SIMD_OPS["vf_load"], SIMD_OPS["vf_bcast"]
+    vf_muladd, vf_store = SIMD_OPS["vf_muladd"], SIMD_OPS["vf_store"]
+    vi_requant, vi_store8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"]
+    vi_load8s, vi_load8u, vi_mul = SIMD_OPS["vi_load8s"], SIMD_OPS["vi_load8u"], SIMD_OPS["vi_mul"]
+    vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]

@@ -4,6 +4,13 @@ Matches TFLite ``reference_ops::DepthwiseConv`` (uint8, rounding ``kAwayFromZero
 rounding MultiplyByQuantizedMultiplier), ``reference_integer_ops::DepthwiseConvPerChannel``
 (int8) and the float reference. Output channel ``oc = ic * depth_multiplier + m`` reads input
 channel ``ic``; padding taps are skipped. Requantization as in :mod:`nnsim.kernels.conv`.
+
+The cores work on 16 channels at a time (:mod:`nnsim.kernels._jit` SIMD ops) over a copy of
+the input with the padding materialised (and channels repeated ``depth_multiplier`` times):
+integer padding holds ``x_zp`` and the accumulator is ``sum x * (w - w_zp) + bias - x_zp *
+sum(w - w_zp)``, so a padding tap adds exactly nothing, as a skipped one; float padding holds
+0.0 and taps are summed one at a time from 0.0 in (ky, kx) order, then the bias is added
+(TFLite's order; a 0.0 tap adds nothing to a sum that starts at +0.0).
 """
 
 from __future__ import annotations
@@ -11,10 +18,12 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
-from nnsim.kernels.conv import _is_uniform, _requantize_rows
+from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_zero,
+                                vi_add, vi_load, vi_load8s, vi_load8u, vi_mul, vi_requant,
+                                vi_store8)
+from nnsim.kernels.gemm import requant_params
 
-__all__ = ["depthwise_conv_2d"]
+__all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
 
 
 def depthwise_conv_2d(
@@ -62,192 +71,226 @@ def depthwise_conv_2d(
     -------
     ndarray [N, OH, OW, Cout]
     """
-    x, w = np.asarray(x), np.asarray(w)
-    cm.check_rank("input", x, 4)
+    x = np.asarray(x)
+    plan, out_shape = prepare_depthwise_conv_2d(
+        x.shape, x.dtype, w, bias, depth_multiplier=depth_multiplier, stride_h=stride_h,
+        stride_w=stride_w, pad_top=pad_top, pad_bottom=pad_bottom, pad_left=pad_left,
+        pad_right=pad_right, dilation_h=dilation_h, dilation_w=dilation_w, fuse=fuse,
+        in_scale=in_scale, in_zp=in_zp, w_scales=w_scales, w_zp=w_zp, out_scale=out_scale,
+        out_zp=out_zp, out_dtype=out_dtype)
+    if cm.is_quantized(x.dtype):
+        return plan.run(np.ascontiguousarray(x), np.empty(out_shape, plan.out_dtype))
+    x32, dtype = cm.to_float32(x)
+    return plan.run(x32, np.empty(out_shape, np.float32)).astype(dtype, copy=False)
+
+
+def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, stride_h,
+                              stride_w, pad_top, pad_bottom, pad_left, pad_right, dilation_h=1,
+                              dilation_w=1, fuse=0, in_scale=None, in_zp=0, w_scales=None,
+                              w_zp=0, out_scale=None, out_zp=0, out_dtype=None):
+    """Checks and precomputation of :func:`depthwise_conv_2d` (TFLite's Prepare): returns
+    ``(plan, out_shape)``; ``plan.run(x, out)`` as :func:`nnsim.kernels.conv.prepare_conv_2d`."""
+    w, x_dtype = np.asarray(w), np.dtype(x_dtype)
+    if len(x_shape) != 4:
+        raise ValueError(f"input: expected rank 4, got shape {tuple(x_shape)}")
     cm.check_rank("filter", w, 4)
-    cin, m = x.shape[3], int(depth_multiplier)
+    cin, m = x_shape[3], int(depth_multiplier)
     if w.shape[0] != 1 or m < 1 or w.shape[3] != cin * m:
         raise ValueError(
             f"filter shape {w.shape} does not match input depth {cin} x multiplier {m}"
         )
-    cm.check_conv_geometry(stride_h, stride_w, dilation_h, dilation_w,
-                           (pad_top, pad_bottom, pad_left, pad_right))
+    pads = (pad_top, pad_bottom, pad_left, pad_right)
+    cm.check_conv_geometry(stride_h, stride_w, dilation_h, dilation_w, pads)
     _, kh, kw, cout = w.shape
-    oh = cm.conv_out_size(x.shape[1], kh, stride_h, dilation_h, pad_top, pad_bottom)
-    ow = cm.conv_out_size(x.shape[2], kw, stride_w, dilation_w, pad_left, pad_right)
-    geometry = (m, stride_h, stride_w, pad_top, pad_left, dilation_h, dilation_w)
+    oh = cm.conv_out_size(x_shape[1], kh, stride_h, dilation_h, pad_top, pad_bottom)
+    ow = cm.conv_out_size(x_shape[2], kw, stride_w, dilation_w, pad_left, pad_right)
+    out_shape = (x_shape[0], oh, ow, cout)
+    geo = np.array([kh, kw, stride_h, stride_w, dilation_h, dilation_w], np.int64)
 
-    if cm.is_quantized(x.dtype):
+    if cm.is_quantized(x_dtype):
         cm.check_dtype("filter", w, (np.uint8, np.int8))
         scales = cm.filter_scales(w_scales, cout)
-        float_product = x.dtype == np.uint8 and w.dtype == np.uint8 and scales.size == 1
+        float_product = x_dtype == np.uint8 and w.dtype == np.uint8 and scales.size == 1
         mults, shifts = cm.conv_multipliers(in_scale, scales, out_scale, cout, float_product)
-        odt = cm.output_dtype(out_dtype, x.dtype)
+        odt = cm.output_dtype(out_dtype, x_dtype)
         lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, odt)
-        wq = w[0].astype(np.int32) - np.int32(w_zp)
-        out = np.empty((x.shape[0], oh, ow, cout), dtype=odt)
-        _depthwise_quant_core(
-            np.ascontiguousarray(x), int(in_zp), wq, cm.bias_int32(bias, cout), mults, shifts,
-            int(out_zp), int(lo), int(hi), *geometry, out,
-        )
+        wq = w[0].astype(np.int64) - int(w_zp)
+        bias = cm.bias_int32(bias, cout).astype(np.int64) - int(in_zp) * wq.sum(axis=(0, 1))
+        plan = _Plan(x_shape, out_shape, x_dtype, pads, m, geo, int(in_zp))
+        plan.weights = _pad_channels(wq.astype(np.int32), plan.cpad)
+        plan.qp = requant_params(bias, mults, shifts)
+        plan.prm = np.array([int(out_zp), int(lo), int(hi)], np.int64)
+        plan.out_dtype = odt
+        return plan, out_shape
+
+    if x_dtype not in cm.FLOAT_DTYPES:
+        names = ", ".join(np.dtype(a).name for a in cm.FLOAT_DTYPES)
+        raise TypeError(f"input: dtype {x_dtype.name} not supported (expected {names})")
+    plan = _Plan(x_shape, out_shape, np.dtype(np.float32), pads, m, geo, 0)
+    plan.weights = _pad_channels(w[0].astype(np.float32), plan.cpad)
+    plan.bias = _pad_channels(cm.bias_float32(bias, cout), plan.cpad)
+    plan.clamp = np.array(cm.float_clamp(fuse), np.float32)
+    plan.out_dtype = np.dtype(np.float32)
+    return plan, out_shape
+
+
+def _pad_channels(a, cpad):
+    out = np.zeros(a.shape[:-1] + (cpad,), a.dtype)
+    out[..., :a.shape[-1]] = a
+    return out.reshape(-1)
+
+
+class _Plan:
+    """Constants of one depthwise layer and the padded-input buffer it reuses."""
+
+    def __init__(self, x_shape, out_shape, dtype, pads, m, geo, fill):
+        n, h, w, cin = (int(d) for d in x_shape)
+        pt, pb, pl, pr = (int(p) for p in pads)
+        self.m, self.pt, self.pl = m, pt, pl
+        self.cout = cin * m
+        self.cpad = -(-self.cout // 16) * 16
+        self.geo = geo
+        self.out_shape = tuple(out_shape)
+        self.copy = bool(pt or pb or pl or pr or m > 1 or self.cout % 16)
+        self.padded = None
+        if self.copy:   # + 16 elements: a vector load of the last channels stays inside
+            size = n * (h + pt + pb) * (w + pl + pr) * self.cout + 16
+            self.padded = np.full(size, fill, dtype)
+            self.view = self.padded[:-16].reshape(n, h + pt + pb, w + pl + pr, self.cout)
+            self.inner = self.view[:, pt:pt + h, pl:pl + w]
+        self.padded_hw = (h + pt + pb, w + pl + pr)
+
+    def run(self, x, out):
+        """``out`` = the depthwise convolution of ``x`` (C-contiguous, the plan's dtype)."""
+        if self.copy:
+            if self.m > 1:
+                self.inner[...] = np.repeat(x, self.m, axis=3)
+            else:
+                self.inner[...] = x
+            src = self.padded
+        else:
+            src = x.reshape(-1)
+        hp, wp = self.padded_hw
+        if out.dtype.kind == "f":
+            _dw_float_core(src, hp, wp, self.geo, self.weights, self.bias, self.clamp,
+                           out.reshape(-1), self.out_shape, self.cpad)
+        else:
+            _dw_quant_core(src.view(np.uint8), x.dtype == np.int8, hp, wp, self.geo,
+                           self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1),
+                           self.out_shape, self.cpad)
         return out
 
-    cm.check_dtype("input", x, cm.FLOAT_DTYPES)
-    x32, dtype = cm.to_float32(x)
-    lo, hi = cm.float_clamp(fuse)
-    out = np.empty((x.shape[0], oh, ow, cout), dtype=np.float32)
-    _depthwise_float_core(x32, np.ascontiguousarray(w[0], dtype=np.float32),
-                          cm.bias_float32(bias, cout), lo, hi, *geometry, out)
-    return out.astype(dtype, copy=False)
-
 
 @njit
-def _depthwise_quant_core(
-    x, in_zp, w, bias, mults, shifts, out_zp, lo, hi,
-    m, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, out,
-):
-    batches, in_h, in_w, cin = x.shape
-    kh, kw, cout = w.shape
-    _, out_h, out_w, _ = out.shape
-    out2d = out.reshape(batches * out_h * out_w, cout)
-    acc = np.empty((out_w, cout), dtype=np.int32)  # one output row
-    offset = np.int32(in_zp)  # int32 operands keep the loops in 32-bit lanes
-    uniform = _is_uniform(mults, shifts)
-    # 3x3 windows fully inside the image: sum x * w + (bias - in_zp * sum w), one pass
-    fast = kh == 3 and kw == 3 and m == 1 and dil_h == 1 and dil_w == 1
-    folded_bias = _folded_bias(w, bias, offset) if fast else bias
-    ox_lo = min(out_w, (pad_left + stride_w - 1) // stride_w)
-    ox_hi = max(ox_lo, min(out_w, (in_w - kw + pad_left) // stride_w + 1))
+def _dw_quant_core(x, signed, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    zp, lo, hi = prm[0], prm[1], prm[2]
+    batches, out_h, out_w, cout = out_shape
+    scratch = np.empty(16, np.uint8)
+    fast = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1
     for b in range(batches):
         for oy in range(out_h):
-            y0 = oy * stride_h - pad_top
-            inner = fast and y0 >= 0 and y0 + 3 <= in_h
-            if inner:
-                _row3x3(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, folded_bias, acc)
-            for ox in range(out_w):
-                if not inner or ox < ox_lo or ox >= ox_hi:
-                    _window_any(x, b, y0, ox * stride_w - pad_left, offset, w, bias, m,
-                                dil_h, dil_w, acc[ox])
-            _requantize_rows(acc, out_w, mults, shifts, uniform, out_zp, lo, hi, out2d,
-                             (b * out_h + oy) * out_w)
+            row0 = (b * hp + oy * stride_h) * wp * cout
+            o0 = ((b * out_h + oy) * out_w) * cout
+            for c in range(0, cout, 16):
+                if fast:
+                    _dw3x3_quant_row(x, signed, row0 + c, wp * cout, stride_w * cout, cout,
+                                     w, c, cpad, qp, zp, lo, hi, out, o0 + c, out_w,
+                                     cout - c, scratch)
+                else:
+                    for ox in range(out_w):
+                        acc = _dw_quant_taps(x, signed, row0 + ox * stride_w * cout + c, kh,
+                                             kw, dil_h * wp * cout, dil_w * cout, w, c, cpad)
+                        _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
+                                 o0 + ox * cout + c, cout - c, scratch)
     return out
 
 
-@njit
-def _folded_bias(w, bias, offset):
-    folded = np.empty_like(bias)
-    for c in range(w.shape[2]):
-        total = np.int32(0)
-        for ky in range(w.shape[0]):
-            for kx in range(w.shape[1]):
-                total += w[ky, kx, c]
-        folded[c] = bias[c] - offset * total
-    return folded
+@njit(_nrt=False)
+def _load_x(x, i, signed):
+    return vi_load8s(x, i) if signed else vi_load8u(x, i)
 
 
-@njit
-def _row3x3(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, folded_bias, acc):
-    r0, r1, r2 = x[b, y0], x[b, y0 + 1], x[b, y0 + 2]
-    w0, w1, w2 = w[0], w[1], w[2]
-    for ox in range(ox_lo, ox_hi):
-        x0 = ox * stride_w - pad_left
-        a = acc[ox]
-        for c in range(a.size):
-            a[c] = (folded_bias[c]
-                    + np.int32(r0[x0, c]) * w0[0, c] + np.int32(r0[x0 + 1, c]) * w0[1, c]
-                    + np.int32(r0[x0 + 2, c]) * w0[2, c] + np.int32(r1[x0, c]) * w1[0, c]
-                    + np.int32(r1[x0 + 1, c]) * w1[1, c] + np.int32(r1[x0 + 2, c]) * w1[2, c]
-                    + np.int32(r2[x0, c]) * w2[0, c] + np.int32(r2[x0 + 1, c]) * w2[1, c]
-                    + np.int32(r2[x0 + 2, c]) * w2[2, c])
-
-
-@njit
-def _window_any(x, b, y0, x0, offset, w, bias, m, dil_h, dil_w, acc):
-    _, in_h, in_w, cin = x.shape
-    kh, kw, cout = w.shape
-    for c in range(cout):
-        acc[c] = bias[c]
+@njit(_nrt=False)
+def _dw_quant_taps(x, signed, i0, kh, kw, dy, dx, w, c, cpad):
+    acc = vi_mul(_load_x(x, i0, signed), vi_load(w, c))
     for ky in range(kh):
-        iy = y0 + ky * dil_h
-        if iy < 0 or iy >= in_h:
-            continue
         for kx in range(kw):
-            ix = x0 + kx * dil_w
-            if ix < 0 or ix >= in_w:
-                continue
-            if m == 1:
-                for c in range(cout):
-                    acc[c] += (np.int32(x[b, iy, ix, c]) - offset) * w[ky, kx, c]
-            else:
-                for ic in range(cin):
-                    xv = np.int32(x[b, iy, ix, ic]) - offset
-                    for j in range(m):
-                        acc[ic * m + j] += xv * w[ky, kx, ic * m + j]
+            if ky or kx:
+                acc = vi_add(acc, vi_mul(_load_x(x, i0 + ky * dy + kx * dx, signed),
+                                         vi_load(w, (ky * kw + kx) * cpad + c)))
+    return acc
+
+
+@njit(_nrt=False)
+def _store_q(r, out, o, count, scratch):
+    if count >= 16:
+        vi_store8(r, out, o)
+    else:
+        vi_store8(r, scratch, 0)
+        for i in range(count):
+            out[o + i] = scratch[i]
+
+
+@njit(_nrt=False)
+def _dw3x3_quant_row(x, signed, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
+                     out_w, count, scratch):
+    """One output row of 16 channels of a 3x3 undilated window (weights in registers)."""
+    w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
+    w3, w4, w5 = vi_load(w, 3 * cpad + c), vi_load(w, 4 * cpad + c), vi_load(w, 5 * cpad + c)
+    w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
+    for ox in range(out_w):
+        i = i0 + ox * step
+        acc = vi_mul(_load_x(x, i, signed), w0)
+        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w1))
+        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w2))
+        i += dy
+        acc = vi_add(acc, vi_mul(_load_x(x, i, signed), w3))
+        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w4))
+        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w5))
+        i += dy
+        acc = vi_add(acc, vi_mul(_load_x(x, i, signed), w6))
+        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w7))
+        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w8))
+        _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout, count,
+                 scratch)
 
 
 @njit
-def _depthwise_float_core(
-    x, w, bias, lo, hi, m, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w, out
-):
-    batches, in_h, in_w, cin = x.shape
-    kh, kw, cout = w.shape
-    _, out_h, out_w, _ = out.shape
-    acc = np.empty((out_w, cout), dtype=np.float32)  # one output row
-    fast = kh == 3 and kw == 3 and m == 1 and dil_h == 1 and dil_w == 1
-    ox_lo = min(out_w, (pad_left + stride_w - 1) // stride_w)
-    ox_hi = max(ox_lo, min(out_w, (in_w - kw + pad_left) // stride_w + 1))
+def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    batches, out_h, out_w, cout = out_shape
+    scratch = np.empty(16, np.float32)
+    lo, hi = clamp[0], clamp[1]
     for b in range(batches):
         for oy in range(out_h):
-            y0 = oy * stride_h - pad_top
-            inner = fast and y0 >= 0 and y0 + 3 <= in_h
-            if inner:
-                _row3x3_float(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, acc)
-            for ox in range(out_w):
-                if not inner or ox < ox_lo or ox >= ox_hi:
-                    _window_any_float(x, b, y0, ox * stride_w - pad_left, w, m, dil_h, dil_w,
-                                      acc[ox])
-            for ox in range(out_w):
-                for c in range(cout):
+            row0 = (b * hp + oy * stride_h) * wp * cout
+            o0 = ((b * out_h + oy) * out_w) * cout
+            for c in range(0, cout, 16):
+                for ox in range(out_w):
+                    acc = _dw_float_taps(x, row0 + ox * stride_w * cout + c, kh, kw,
+                                         dil_h * wp * cout, dil_w * cout, w, c, cpad)
                     # TFLite: ActivationFunctionWithMinMax(total + bias)
-                    out[b, oy, ox, c] = min(max(acc[ox, c] + bias[c], lo), hi)
+                    r = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
+                    _store_f(r, out, o0 + ox * cout + c, cout - c, scratch)
     return out
 
 
-@njit
-def _row3x3_float(x, b, y0, ox_lo, ox_hi, stride_w, pad_left, w, acc):
-    # taps summed one at a time in (ky, kx) order from 0.0f, as the reference kernel does
-    r0, r1, r2 = x[b, y0], x[b, y0 + 1], x[b, y0 + 2]
-    w0, w1, w2 = w[0], w[1], w[2]
-    zero = np.float32(0.0)
-    for ox in range(ox_lo, ox_hi):
-        x0 = ox * stride_w - pad_left
-        a = acc[ox]
-        for c in range(a.size):
-            a[c] = (zero + r0[x0, c] * w0[0, c] + r0[x0 + 1, c] * w0[1, c]
-                    + r0[x0 + 2, c] * w0[2, c] + r1[x0, c] * w1[0, c]
-                    + r1[x0 + 1, c] * w1[1, c] + r1[x0 + 2, c] * w1[2, c]
-                    + r2[x0, c] * w2[0, c] + r2[x0 + 1, c] * w2[1, c]
-                    + r2[x0 + 2, c] * w2[2, c])
-
-
-@njit
-def _window_any_float(x, b, y0, x0, w, m, dil_h, dil_w, acc):
-    _, in_h, in_w, cin = x.shape
-    kh, kw, cout = w.shape
-    acc[:] = 0.0
+@njit(_nrt=False)
+def _dw_float_taps(x, i0, kh, kw, dy, dx, w, c, cpad):
+    acc = vf_zero()
     for ky in range(kh):
-        iy = y0 + ky * dil_h
-        if iy < 0 or iy >= in_h:
-            continue
         for kx in range(kw):
-            ix = x0 + kx * dil_w
-            if ix < 0 or ix >= in_w:
-                continue
-            if m == 1:
-                for c in range(cout):
-                    acc[c] += x[b, iy, ix, c] * w[ky, kx, c]
-            else:
-                for ic in range(cin):
-                    xv = x[b, iy, ix, ic]
-                    for j in range(m):
-                        acc[ic * m + j] += xv * w[ky, kx, ic * m + j]
+            acc = vf_muladd(acc, vf_load(x, i0 + ky * dy + kx * dx),
+                            vf_load(w, (ky * kw + kx) * cpad + c))
+    return acc
+
+
+@njit(_nrt=False)
+def _store_f(r, out, o, count, scratch):
+    if count >= 16:
+        vf_store(r, out, o)
+    else:
+        vf_store(r, scratch, 0)
+        for i in range(count):
+            out[o + i] = scratch[i]

@@ -377,9 +377,9 @@ def test_pointwise_and_3x3_fast_paths_match_reference(dtype):
                     ref_conv.conv_2d(x, w_pw, bias_pw, **args))
 
 
-def test_branch_free_requantization_matches_fixed_point():
-    from nnsim.kernels.conv import _requantize_rows
+def test_vector_requantization_matches_fixed_point():
     from nnsim.kernels.fixed_point import quantize_multiplier
+    from nnsim.kernels.gemm import _requantize_core, requant_params
     from nnsim.kernels.reference import _fixed_point as fx
 
     rng = np.random.default_rng(5)
@@ -390,16 +390,17 @@ def test_branch_free_requantization_matches_fixed_point():
     pairs = [quantize_multiplier(r) for r in reals]
     mults = np.array([p[0] for p in pairs], np.int32)
     shifts = np.array([p[1] for p in pairs], np.int32)
+    zero = np.zeros(40, np.int64)
     expected = fx.clamp_cast(fx.mbqm(acc, mults, shifts) + 5, -128, 127, np.int8)
-    out = np.empty((4, 40), np.int8)
-    _requantize_rows(acc, 4, mults, shifts, False, 5, -128, 127, out, 0)
-    assert_same(out, expected)
+    out = np.empty((4, 40), np.uint8)
+    _requantize_core(acc, requant_params(zero, mults, shifts), 5, -128, 127, out)
+    assert_same(out.view(np.int8), expected)
     for c in range(40):
-        col = np.empty((4, 40), np.int8)
-        _requantize_rows(acc, 4, np.full(40, mults[c]), np.full(40, shifts[c]), True, 5, -128,
-                         127, col, 0)
-        assert_same(col, fx.clamp_cast(fx.mbqm(acc, mults[c], shifts[c]) + 5, -128, 127,
-                                       np.int8))
+        col = np.empty((4, 40), np.uint8)
+        _requantize_core(acc, requant_params(zero, np.full(40, mults[c]), np.full(40, shifts[c])),
+                         5, -128, 127, col)
+        assert_same(col.view(np.int8), fx.clamp_cast(fx.mbqm(acc, mults[c], shifts[c]) + 5,
+                                                     -128, 127, np.int8))
 
 
 def test_multiplier_of_two_to_the_31_is_rejected():
@@ -415,17 +416,18 @@ def test_filter_cache_reuses_and_invalidates():
     from nnsim.kernels import _filters
 
     w = np.arange(24, dtype=np.uint8).reshape(2, 2, 2, 3)
-    first = _filters.cached_pack_filter(w, 3)
-    assert _filters.cached_pack_filter(w, 3) is first          # same array, same contents
-    assert_same(first, conv.pack_filter(w, 3))
-    assert _filters.cached_pack_filter(w, 4) is not first      # zero point is part of the key
+    first = _filters.cached_pack_filter(w)
+    assert _filters.cached_pack_filter(w) is first             # same array, same contents
+    assert np.array_equal(first.data, conv.pack_filter(w).data)
+    assert np.array_equal(first.sums, conv.pack_filter(w).sums)
     w[0, 0, 0, 0] = 200                                         # in-place change is detected
-    changed = _filters.cached_pack_filter(w, 3)
-    assert changed[0, 0] == 197
+    changed = _filters.cached_pack_filter(w)
+    assert changed is not first
+    assert changed.sums[0] == first.sums[0] + 200
     frozen = np.frombuffer(w.tobytes(), np.uint8).reshape(w.shape)
     assert not frozen.flags.writeable
-    packed = _filters.cached_pack_filter(frozen, 3)
-    assert _filters.cached_pack_filter(frozen, 3) is packed
+    packed = _filters.cached_pack_filter(frozen)
+    assert _filters.cached_pack_filter(frozen) is packed
     key = id(frozen)
     del frozen
     assert key not in _filters._CACHE                           # entries die with their array

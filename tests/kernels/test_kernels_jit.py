@@ -93,7 +93,7 @@ def test_cache_stamp_tracks_kernel_sources():
         pytest.skip("kernels package is not writable")
     import hashlib
 
-    digest = hashlib.sha1()
+    digest = hashlib.sha1(_jit.SIMD_MODE.encode())   # the SIMD mode is compiled in too
     for path in sorted(KERNELS_DIR.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())

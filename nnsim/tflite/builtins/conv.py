@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels.conv import conv_2d, pack_filter
-from nnsim.kernels.depthwise import depthwise_conv_2d
+from nnsim.kernels.conv import conv_2d, pack_filter, prepare_conv_2d
+from nnsim.kernels.depthwise import depthwise_conv_2d, prepare_depthwise_conv_2d
 from nnsim.kernels.fc_quant import fully_connected_quant
 from nnsim.kernels.fully_connected import fully_connected
 from nnsim.kernels.hybrid_conv import hybrid_conv_2d, pack_hybrid_filter
@@ -30,6 +30,7 @@ class _Weighted(BuiltinOp):
         node = self.node
         x_t, w_t = node.require_input(0), node.require_input(1)
         self.x_dtype, self.w_dtype = node.dtype_in(0), node.dtype_in(1)
+        self.plan = None
         self.quantized = self.x_dtype in _QUANT
         self.hybrid = (allow_hybrid and self.x_dtype == np.float32
                        and self.w_dtype == np.int8)
@@ -61,6 +62,29 @@ class _Weighted(BuiltinOp):
                           out_dtype=node.dtype_out(0))
         self.bias = node.const_input(2)
 
+    def _plan(self, x_shape, prepare, **kwargs):
+        """The kernel's plan for this input shape when filter and bias are constants (TFLite
+        Prepare: multipliers, packed filter, folded bias and buffers once, not per Eval);
+        None when they are computed at run time."""
+        self.plan = self.out = self.plan_x_shape = None
+        w = self.node.const_input(1)
+        if w is None or (self.node.input(2) is not None and self.bias is None):
+            return
+        try:
+            plan, out_shape = prepare(tuple(x_shape), self.x_dtype, w, self.bias, **kwargs,
+                                      **self.q)
+        except (ValueError, TypeError):
+            return  # Eval calls the kernel, which raises the same error at invoke time
+        self.plan, self.out = plan, np.empty(out_shape, plan.out_dtype)
+        self.plan_x_shape = tuple(x_shape)
+
+    def _run_plan(self, x):
+        """The output from the prepared plan (into the same buffer at every Eval, as TFLite's
+        arena), or None when there is no plan for this input."""
+        if self.plan is None or x.shape != self.plan_x_shape:
+            return None
+        return self.plan.run(np.ascontiguousarray(x), self.out)
+
 
 class Conv2D(_Weighted):
     def __init__(self, node):
@@ -73,12 +97,10 @@ class Conv2D(_Weighted):
         w = node.const_input(1)
         self.packed = None
         if w is not None:
-            if self.quantized:
-                self.packed = pack_filter(w, self.q["w_zp"])
-            elif self.hybrid:
+            if self.hybrid:
                 self.packed = pack_hybrid_filter(w)
             else:
-                self.packed = pack_filter(w.astype(np.float32), 0)
+                self.packed = pack_filter(w)
 
     def _geometry(self, x_shape, w_shape):
         o = self.opts
@@ -98,10 +120,17 @@ class Conv2D(_Weighted):
 
     def prepare(self, shapes):
         out_shape, self.geo = self._geometry(shapes[0], shapes[1])
+        self.plan = None
+        if not self.hybrid:
+            self._plan(shapes[0], prepare_conv_2d, fuse=self.fuse, packed_filter=self.packed,
+                       **self.geo)
         return [out_shape]
 
     def eval(self, inputs):
         x, w, bias = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+        out = None if self.hybrid else self._run_plan(x)
+        if out is not None:
+            return [out]
         kernel = hybrid_conv_2d if self.hybrid else conv_2d
         return [kernel(x, w, bias, fuse=self.fuse, packed_filter=self.packed, **self.geo,
                        **self.q)]
@@ -131,10 +160,15 @@ class DepthwiseConv2D(_Weighted):
         self.geo = dict(stride_h=o.stride_h, stride_w=o.stride_w, pad_top=pt, pad_bottom=pb,
                         pad_left=pl, pad_right=pr, dilation_h=o.dilation_h_factor,
                         dilation_w=o.dilation_w_factor)
+        self._plan(x_shape, prepare_depthwise_conv_2d, depth_multiplier=self.multiplier,
+                   fuse=self.fuse, **self.geo)
         return [(x_shape[0], oh, ow, w_shape[3])]
 
     def eval(self, inputs):
         x, w, bias = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+        out = self._run_plan(x)
+        if out is not None:
+            return [out]
         return [depthwise_conv_2d(x, w, bias, depth_multiplier=self.multiplier, fuse=self.fuse,
                                   **self.geo, **self.q)]
 
