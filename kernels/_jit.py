@@ -35,7 +35,7 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange", "vi_zero", "vi_splat", "vi_load",
            "vi_bcast4", "vi_dpbusd", "vi_xor", "vi_add", "vi_store", "vf_zero", "vf_load",
            "vf_bcast", "vf_muladd", "vf_store", "vi_requant", "vi_store8", "vf_add",
-           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul"]
+           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul", "vi_dpwssd"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -141,6 +141,9 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vi_load8s(a, i) / vi_load8u      the 16 bytes a[i:i + 16] sign- / zero-extended to int32
 #   vi_dpbusd(acc, u, s)             acc + sum of 4 products uint8(u) * int8(s) per lane
 #                                    (AVX-512 VNNI vpdpbusd; int32 wrap-around, no saturation)
+#   vi_dpwssd(acc, a, b)             acc + a.lo * b.lo + a.hi * b.hi per lane (int16 halves;
+#                                    AVX-512 VNNI vpdpwssd; wraps); with b.hi == 0 it is
+#                                    acc + a * b for a and b.lo in the int16 range
 #   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
 #   vf_muladd(acc, a, b)             acc + a * b, rounded twice (no FMA: fastmath stays off)
 #   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j): clamp(MBQM(acc + bias
@@ -163,8 +166,13 @@ def _np_vi_dpbusd(acc, u, s):
     return acc + products.reshape(16, 4).sum(axis=1, dtype=np.int32)
 
 
+def _np_vi_dpwssd(acc, a, b):
+    products = a.view(np.int16).astype(np.int32) * b.view(np.int16).astype(np.int32)
+    return acc + products.reshape(16, 2).sum(axis=1, dtype=np.int32)
+
+
 def _np_vi_store(v, a, i):
-    a[i:i + 16] = v
+    a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64] = v.view(np.uint8)
 
 
 def _np_vf_muladd(acc, a, b):
@@ -197,6 +205,7 @@ SIMD_OPS = {
     "vi_load": _np_vi_load,
     "vi_bcast4": lambda a, i: np.repeat(a.view(np.uint8)[i * a.itemsize:][:4].view(np.int32), 16),
     "vi_dpbusd": _np_vi_dpbusd,
+    "vi_dpwssd": _np_vi_dpwssd,
     "vi_load8s": lambda a, i: a.view(np.int8)[i:i + 16].astype(np.int32),
     "vi_load8u": lambda a, i: a.view(np.uint8)[i:i + 16].astype(np.int32),
     "vi_mul": lambda a, b: (a.astype(np.int64) * b).astype(np.int32),
@@ -207,7 +216,7 @@ SIMD_OPS = {
     "vf_load": lambda a, i: a[i:i + 16].astype(np.float32),
     "vf_bcast": lambda a, i: np.full(16, a[i], np.float32),
     "vf_muladd": _np_vf_muladd,
-    "vf_store": _np_vi_store,
+    "vf_store": lambda v, a, i: a.__setitem__(slice(i, i + 16), v),
     "vi_requant": _np_vi_requant,
     "vi_store8": _np_vi_store8,
     "vf_add": lambda a, b: a + b,
@@ -319,6 +328,26 @@ if JIT_ENABLED:
         return _vi(_vi, _vi, _vi), codegen
 
     @_intrinsic
+    def _vi_dpwssd(typingctx, acc, a, b):
+        def codegen(context, builder, sig, args):
+            if SIMD_MODE == "avx512vnni":
+                fnty = _ir.FunctionType(_VI, [_VI, _VI, _VI])
+                fn = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                     "llvm.x86.avx512.vpdpwssd.512")
+                return builder.call(fn, args)
+            halves = _ir.VectorType(_ir.IntType(16), 32)
+            wide = _ir.VectorType(_I32, 32)
+            aa = builder.sext(builder.bitcast(args[1], halves), wide)
+            bb = builder.sext(builder.bitcast(args[2], halves), wide)
+            prod = builder.mul(aa, bb)
+            total = args[0]
+            for j in range(2):
+                lanes = _ir.Constant(_ir.VectorType(_I32, 16), [2 * n + j for n in range(16)])
+                total = builder.add(total, builder.shuffle_vector(prod, prod, lanes))
+            return total
+        return _vi(_vi, _vi, _vi), codegen
+
+    @_intrinsic
     def _vf_muladd(typingctx, acc, a, b):
         def codegen(context, builder, sig, args):
             return builder.fadd(args[0], builder.fmul(args[1], args[2]))
@@ -407,11 +436,12 @@ if JIT_ENABLED:
     vi_load, vf_load = _load(_VI), _load(_VF)
     vi_store, vf_store = _store(_VI), _store(_VF)
     vi_xor, vi_add = _binary("xor"), _binary("add")
-    vi_splat, vi_bcast4, vi_dpbusd = _vi_splat, _vi_bcast4, _vi_dpbusd
+    vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
     vf_bcast, vf_muladd = _vf_bcast, _vf_muladd
 else:
     vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
-    vi_bcast4, vi_dpbusd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"]
+    vi_bcast4, vi_dpbusd, vi_dpwssd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"], \
+        SIMD_OPS["vi_dpwssd"]
     vi_xor, vi_add, vi_store = SIMD_OPS["vi_xor"], SIMD_OPS["vi_add"], SIMD_OPS["vi_store"]
     vf_zero, vf_load, vf_bcast = SIMD_OPS["vf_zero"], SIMD_OPS["vf_load"], SIMD_OPS["vf_bcast"]
     vf_muladd, vf_store = SIMD_OPS["vf_muladd"], SIMD_OPS["vf_store"]

@@ -8,7 +8,8 @@ channel ``ic``; padding taps are skipped. Requantization as in :mod:`nnsim.kerne
 The cores work on 16 channels at a time (:mod:`nnsim.kernels._jit` SIMD ops) over a copy of
 the input with the padding materialised (and channels repeated ``depth_multiplier`` times):
 integer padding holds ``x_zp`` and the accumulator is ``sum x * (w - w_zp) + bias - x_zp *
-sum(w - w_zp)``, so a padding tap adds exactly nothing, as a skipped one; float padding holds
+sum(w - w_zp)`` (int16 products: ``vpdpwssd``), so a padding tap adds exactly nothing, as a
+skipped one; float padding holds
 0.0 and taps are summed one at a time from 0.0 in (ky, kx) order, then the bias is added
 (TFLite's order; a 0.0 tap adds nothing to a sum that starts at +0.0).
 """
@@ -19,8 +20,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_zero,
-                                vi_add, vi_load, vi_load8s, vi_load8u, vi_mul, vi_requant,
-                                vi_store8)
+                                vi_add, vi_dpwssd, vi_load, vi_load8s, vi_load8u, vi_requant,
+                                vi_store8, vi_zero)
 from nnsim.kernels.gemm import requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
@@ -117,7 +118,8 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         wq = w[0].astype(np.int64) - int(w_zp)
         bias = cm.bias_int32(bias, cout).astype(np.int64) - int(in_zp) * wq.sum(axis=(0, 1))
         plan = _Plan(x_shape, out_shape, x_dtype, pads, m, geo, int(in_zp))
-        plan.weights = _pad_channels(wq.astype(np.int32), plan.cpad)
+        # int16 weights in the low half of each int32 lane (vi_dpwssd: acc + x * w)
+        plan.weights = _pad_channels(wq.astype(np.int32) & 0xFFFF, plan.cpad)
         plan.qp = requant_params(bias, mults, shifts)
         plan.prm = np.array([int(out_zp), int(lo), int(hi)], np.int64)
         plan.out_dtype = odt
@@ -213,12 +215,11 @@ def _load_x(x, i, signed):
 
 @njit(_nrt=False)
 def _dw_quant_taps(x, signed, i0, kh, kw, dy, dx, w, c, cpad):
-    acc = vi_mul(_load_x(x, i0, signed), vi_load(w, c))
+    acc = vi_zero()
     for ky in range(kh):
         for kx in range(kw):
-            if ky or kx:
-                acc = vi_add(acc, vi_mul(_load_x(x, i0 + ky * dy + kx * dx, signed),
-                                         vi_load(w, (ky * kw + kx) * cpad + c)))
+            acc = vi_dpwssd(acc, _load_x(x, i0 + ky * dy + kx * dx, signed),
+                            vi_load(w, (ky * kw + kx) * cpad + c))
     return acc
 
 
@@ -241,19 +242,18 @@ def _dw3x3_quant_row(x, signed, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, 
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
     for ox in range(out_w):
         i = i0 + ox * step
-        acc = vi_mul(_load_x(x, i, signed), w0)
-        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w1))
-        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w2))
-        i += dy
-        acc = vi_add(acc, vi_mul(_load_x(x, i, signed), w3))
-        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w4))
-        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w5))
-        i += dy
-        acc = vi_add(acc, vi_mul(_load_x(x, i, signed), w6))
-        acc = vi_add(acc, vi_mul(_load_x(x, i + cout, signed), w7))
-        acc = vi_add(acc, vi_mul(_load_x(x, i + 2 * cout, signed), w8))
-        _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout, count,
-                 scratch)
+        a = vi_dpwssd(vi_zero(), _load_x(x, i, signed), w0)
+        b = vi_dpwssd(vi_zero(), _load_x(x, i + dy, signed), w3)
+        a = vi_dpwssd(a, _load_x(x, i + cout, signed), w1)
+        b = vi_dpwssd(b, _load_x(x, i + dy + cout, signed), w4)
+        a = vi_dpwssd(a, _load_x(x, i + 2 * cout, signed), w2)
+        b = vi_dpwssd(b, _load_x(x, i + dy + 2 * cout, signed), w5)
+        i += 2 * dy
+        a = vi_dpwssd(a, _load_x(x, i, signed), w6)
+        b = vi_dpwssd(b, _load_x(x, i + cout, signed), w7)
+        a = vi_dpwssd(a, _load_x(x, i + 2 * cout, signed), w8)
+        _store_q(vi_requant(vi_add(a, b), qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout,
+                 count, scratch)
 
 
 @njit
@@ -262,11 +262,16 @@ def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
     batches, out_h, out_w, cout = out_shape
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
+    fast = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1
     for b in range(batches):
         for oy in range(out_h):
             row0 = (b * hp + oy * stride_h) * wp * cout
             o0 = ((b * out_h + oy) * out_w) * cout
             for c in range(0, cout, 16):
+                if fast:
+                    _dw3x3_float_row(x, row0 + c, wp * cout, stride_w * cout, cout, w, c,
+                                     cpad, bias, lo, hi, out, o0 + c, out_w, cout - c, scratch)
+                    continue
                 for ox in range(out_w):
                     acc = _dw_float_taps(x, row0 + ox * stride_w * cout + c, kh, kw,
                                          dil_h * wp * cout, dil_w * cout, w, c, cpad)
@@ -274,6 +279,30 @@ def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
                     r = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
                     _store_f(r, out, o0 + ox * cout + c, cout - c, scratch)
     return out
+
+
+@njit(_nrt=False)
+def _dw3x3_float_row(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w, count,
+                     scratch):
+    """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0."""
+    w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
+    w3, w4, w5 = vf_load(w, 3 * cpad + c), vf_load(w, 4 * cpad + c), vf_load(w, 5 * cpad + c)
+    w6, w7, w8 = vf_load(w, 6 * cpad + c), vf_load(w, 7 * cpad + c), vf_load(w, 8 * cpad + c)
+    b = vf_load(bias, c)
+    for ox in range(out_w):
+        i = i0 + ox * step
+        acc = vf_muladd(vf_zero(), vf_load(x, i), w0)
+        acc = vf_muladd(acc, vf_load(x, i + cout), w1)
+        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w2)
+        i += dy
+        acc = vf_muladd(acc, vf_load(x, i), w3)
+        acc = vf_muladd(acc, vf_load(x, i + cout), w4)
+        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w5)
+        i += dy
+        acc = vf_muladd(acc, vf_load(x, i), w6)
+        acc = vf_muladd(acc, vf_load(x, i + cout), w7)
+        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w8)
+        _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * cout, count, scratch)
 
 
 @njit(_nrt=False)

@@ -20,10 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
-from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
+from nnsim.kernels._jit import (njit, vi_add, vi_load8s, vi_load8u, vi_mul, vi_requant, vi_splat,
+                                vi_store8)
+from nnsim.kernels.fixed_point import quantize_multiplier
+from nnsim.kernels.gemm import requant_params
 
-__all__ = ["add", "sub", "mul", "add_sub_params", "mul_params"]
+__all__ = ["add", "sub", "mul", "add_sub_params", "mul_params", "prepare_binary"]
 
 _ADD, _SUB, _MUL = 0, 1, 2
 
@@ -93,47 +95,99 @@ def _broadcast(a, b):
 
 def _binary(op, a, b, fuse, s1, zp1, s2, zp2, so, zpo, out_dtype):
     a, b = np.asarray(a), np.asarray(b)
-    shape, fa, fb = _broadcast(a, b)
-    if cm.is_quantized(a.dtype):
-        cm.check_dtype("input2", b, (np.uint8, np.int8))
-        odt = cm.output_dtype(out_dtype, a.dtype)
-        lo, hi = cm.quant_clamp(fuse, so, zpo, odt)
-        out = np.empty(fa.size, dtype=odt)
-        if op == _MUL:
-            m, s = mul_params(s1, s2, so)
-            _mul_quant_core(fa, fb, int(zp1), int(zp2), m, s, int(zpo), int(lo), int(hi), out)
+    plan = prepare_binary(op, a.shape, b.shape, a.dtype, b.dtype, fuse=fuse, in1_scale=s1,
+                          in1_zp=zp1, in2_scale=s2, in2_zp=zp2, out_scale=so, out_zp=zpo,
+                          out_dtype=out_dtype)
+    return plan.run(a, b, np.empty(plan.shape, plan.out_dtype))
+
+
+def prepare_binary(op, a_shape, b_shape, a_dtype, b_dtype, *, fuse=0, in1_scale=None, in1_zp=0,
+                   in2_scale=None, in2_zp=0, out_scale=None, out_zp=0, out_dtype=None):
+    """Checks and constants of ADD (``op`` 0), SUB (1) or MUL (2) for these shapes and types
+    (TFLite's Prepare): a plan whose ``run(a, b, out)`` writes ``out`` (``plan.shape``,
+    ``plan.out_dtype``; float16 is computed in float32 and returned as float16)."""
+    return _BinaryPlan(op, tuple(a_shape), tuple(b_shape), np.dtype(a_dtype), np.dtype(b_dtype),
+                       fuse, in1_scale, in1_zp, in2_scale, in2_zp, out_scale, out_zp, out_dtype)
+
+
+def _uniform_table(m, s):
+    return requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
+
+
+class _BinaryPlan:
+    def __init__(self, op, a_shape, b_shape, a_dtype, b_dtype, fuse, s1, zp1, s2, zp2, so, zpo,
+                 out_dtype):
+        self.op, self.shape = op, tuple(np.broadcast_shapes(a_shape, b_shape))
+        self.same = a_shape == b_shape
+        self.quantized = cm.is_quantized(a_dtype)
+        if self.quantized:
+            if b_dtype not in cm.QUANT_DTYPES:
+                names = "uint8, int8"
+                raise TypeError(f"input2: dtype {b_dtype.name} not supported (expected {names})")
+            self.out_dtype = cm.output_dtype(out_dtype, a_dtype)
+            lo, hi = cm.quant_clamp(fuse, so, zpo, self.out_dtype)
+            if op == _MUL:
+                tables = [_uniform_table(*mul_params(s1, s2, so))]
+            else:
+                tables = [_uniform_table(m, s) for m, s in add_sub_params(s1, s2, so)]
+            self.tables = np.concatenate(tables)
+            self.prm = np.array([op, int(zp1), int(zp2), int(zpo), int(lo), int(hi),
+                                 a_dtype == np.int8, b_dtype == np.int8], np.int64)
+            return
+        for name, dtype in (("input1", a_dtype), ("input2", b_dtype)):
+            if dtype not in cm.FLOAT_DTYPES:
+                names = ", ".join(np.dtype(d).name for d in cm.FLOAT_DTYPES)
+                raise TypeError(f"{name}: dtype {dtype.name} not supported (expected {names})")
+        self.lo, self.hi = cm.float_clamp(fuse)
+        self.out_dtype = np.dtype(np.float32)
+        self.cast = a_dtype
+
+    def run(self, a, b, out):
+        if self.same:
+            fa, fb = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
         else:
-            (m1, sh1), (m2, sh2), (mo, sho) = add_sub_params(s1, s2, so)
-            sign = 1 if op == _ADD else -1
-            _add_quant_core(fa, fb, int(zp1), int(zp2), m1, sh1, m2, sh2, mo, sho, sign,
-                            int(zpo), int(lo), int(hi), out)
-        return out.reshape(shape)
-    cm.check_dtype("input1", a, cm.FLOAT_DTYPES)
-    cm.check_dtype("input2", b, cm.FLOAT_DTYPES)
-    lo, hi = cm.float_clamp(fuse)
-    out = np.empty(fa.size, dtype=np.float32)
-    _float_core(op, fa.astype(np.float32, copy=False), fb.astype(np.float32, copy=False),
-                lo, hi, out)
-    return out.reshape(shape).astype(a.dtype, copy=False)
+            _, fa, fb = _broadcast(np.asarray(a), np.asarray(b))
+        if self.quantized:
+            _quant_core(fa.view(np.uint8), fb.view(np.uint8), self.tables, self.prm,
+                        out.reshape(-1).view(np.uint8))
+            return out
+        _float_core(self.op, fa.astype(np.float32, copy=False),
+                    fb.astype(np.float32, copy=False), self.lo, self.hi, out.reshape(-1))
+        return out.astype(self.cast, copy=False)
 
 
 @njit
-def _add_quant_core(a, b, zp1, zp2, m1, s1, m2, s2, mo, so, sign, out_zp, lo, hi, out):
-    for i in range(out.size):
-        va = multiply_by_quantized_multiplier((np.int64(a[i]) - zp1) << 20, m1, s1)
-        vb = multiply_by_quantized_multiplier((np.int64(b[i]) - zp2) << 20, m2, s2)
-        raw = multiply_by_quantized_multiplier(va + sign * vb, mo, so) + out_zp
-        out[i] = min(max(raw, lo), hi)
+def _quant_core(a, b, tables, prm, out):
+    """16 elements at a time; the last partial vector goes through 16-byte scratch buffers."""
+    n = out.size
+    full = n - n % 16
+    for i in range(0, full, 16):
+        _quant16(a, b, i, tables, prm, out, i)
+    if full < n:
+        ta, tb, to = np.zeros(16, np.uint8), np.zeros(16, np.uint8), np.zeros(16, np.uint8)
+        ta[:n - full] = a[full:]
+        tb[:n - full] = b[full:]
+        _quant16(ta, tb, 0, tables, prm, to, 0)
+        out[full:] = to[:n - full]
     return out
 
 
-@njit
-def _mul_quant_core(a, b, zp1, zp2, m, s, out_zp, lo, hi, out):
-    for i in range(out.size):
-        prod = (np.int64(a[i]) - zp1) * (np.int64(b[i]) - zp2)
-        raw = multiply_by_quantized_multiplier(prod, m, s) + out_zp
-        out[i] = min(max(raw, lo), hi)
-    return out
+@njit(_nrt=False)
+def _quant16(a, b, i, tables, prm, out, o):
+    op, zp1, zp2, zpo, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    va = vi_add(vi_load8s(a, i) if prm[6] else vi_load8u(a, i), vi_splat(-zp1))
+    vb = vi_add(vi_load8s(b, i) if prm[7] else vi_load8u(b, i), vi_splat(-zp2))
+    if op == _MUL:
+        r = vi_requant(vi_mul(va, vb), tables, 0, 16, 0, zpo, lo, hi)
+    else:
+        # MBQM((x - zp) << 20, M, S) per input, then MBQM(a +/- b, Mo, So) + zp_out
+        scale = vi_splat(1 << 20)
+        ra = vi_requant(vi_mul(va, scale), tables, 0, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
+        rb = vi_requant(vi_mul(vb, scale), tables, 112, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
+        if op == _SUB:
+            rb = vi_mul(rb, vi_splat(-1))
+        r = vi_requant(vi_add(ra, rb), tables, 224, 16, 0, zpo, lo, hi)
+    vi_store8(r, out, o)
 
 
 @njit

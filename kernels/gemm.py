@@ -31,7 +31,7 @@ import numpy as np
 
 from nnsim.kernels._jit import (njit, vf_add, vf_bcast, vf_clamp, vf_load, vf_muladd, vf_store,
                                 vf_zero, vi_bcast4, vi_dpbusd, vi_load, vi_requant, vi_splat,
-                                vi_store8, vi_xor, vi_zero)
+                                vi_store, vi_store8, vi_xor, vi_zero)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params"]
 
@@ -121,20 +121,34 @@ def requant_params(bias, mults, shifts):
 # --- plans (everything computed once per layer) -----------------------------------------------
 
 class _Plan:
-    """Geometry shared by the quantized and float plans; ``run(x, out)`` computes a layer."""
+    """Geometry shared by the quantized and float plans; ``run(x, out)`` computes a layer.
 
-    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry):
+    A 1x1, stride-1, unpadded convolution reads its patches straight from the input rows
+    (``direct``); any other one gathers them from a padded copy of the input (``padded``,
+    refreshed at every run; the border keeps the padding value) in blocks of pixels."""
+
+    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry, dtype, fill, aligned):
         stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = (int(g) for g in geometry)
-        self.x_shape = tuple(int(d) for d in x_shape)
+        self.x_shape = n, h, w, cin = tuple(int(d) for d in x_shape)
         self.out_shape = tuple(int(d) for d in out_shape)
-        cin = self.x_shape[3]
         self.k = kh * kw * cin
-        self.direct = (kh == 1 and kw == 1 and stride_h == 1 and stride_w == 1
-                       and pad_top == 0 and pad_left == 0
-                       and self.out_shape[1:3] == self.x_shape[1:3])
-        self.geo = np.array([kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w],
-                            np.int64)
         self.cout = cout
+        self.direct = (kh == 1 and kw == 1 and stride_h == 1 and stride_w == 1
+                       and pad_top == 0 and pad_left == 0 and aligned
+                       and self.out_shape[1:3] == self.x_shape[1:3])
+        self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w], np.int64)
+        self.hp = self.wp_ = 0
+        self.inner = None
+        self.padded = np.zeros(64, dtype)
+        if not self.direct:
+            # rows / columns up to the last tap of the last output pixel, + 64 bytes of slack
+            hp = max(h + pad_top, (self.out_shape[1] - 1) * stride_h + (kh - 1) * dil_h + 1)
+            wp = max(w + pad_left, (self.out_shape[2] - 1) * stride_w + (kw - 1) * dil_w + 1)
+            self.hp, self.wp_ = hp, wp
+            slack = 64 // np.dtype(dtype).itemsize
+            self.padded = np.full(n * hp * wp * cin + slack, fill, dtype)
+            view = self.padded[:-slack].reshape(n, hp, wp, cin)
+            self.inner = view[:, pad_top:pad_top + h, pad_left:pad_left + w]
 
 
 class QuantGemmPlan(_Plan):
@@ -148,32 +162,39 @@ class QuantGemmPlan(_Plan):
     def __init__(self, x_shape, out_shape, x_dtype, in_zp, w, w_zp, bias, mults, shifts, out_zp,
                  lo, hi, geometry, packed=None):
         cout, kh, kw, cin = w.shape
-        super().__init__(x_shape, out_shape, kh, kw, cout, geometry)
-        self.direct = self.direct and cin % 4 == 0
-        packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
-        _check_packed(packed, w)
-        wp, sw, k = packed.data, packed.sums, self.k
         cx = 128 if np.dtype(x_dtype) == np.int8 else 0
         cw = 128 if w.dtype == np.uint8 else 0
-        fill = cx + int(in_zp)
+        fill = cx + int(in_zp)                     # xu of a padding tap (x = x_zp)
+        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.uint8, fill,
+                         cin % 4 == 0)
+        packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
+        _check_packed(packed, w)
+        k = self.k
         bias = np.zeros(cout, np.int64) if bias is None else bias.astype(np.int64)
-        self.wp = wp
-        cpad = -(-cout // 16) * 16
-        self.qp = requant_params(bias - fill * sw.astype(np.int64), mults, shifts)
-        self.prm = np.array([k, fill, 1 if cx and self.direct else 0, cx and not self.direct,
-                             cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi), cpad],
-                            np.int64)
+        self.wp = packed.data
+        self.flip = bool(cx)
+        self.qp = requant_params(bias - fill * packed.sums.astype(np.int64), mults, shifts)
+        self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
+                             -(-cout // 16) * 16, 1 if cx and self.direct else 0], np.int64)
         kp = -(-k // 4) * 4
-        rows = _ROWS if self.direct else _BLOCK
-        self.cols = np.zeros(rows * kp + 64, np.uint8)
+        self.cols = np.zeros((_ROWS if self.direct else _BLOCK) * kp + 64, np.uint8)
         self.sx = np.zeros(_BLOCK, np.int64)
 
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as
         given to the plan, C-contiguous)."""
-        _quant_conv_core(x.view(np.uint8), self.geo, self.prm, self.wp, self.qp,
-                         out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2],
-                         self.direct, self.cols, self.sx)
+        xb = x.view(np.uint8)
+        if self.direct:
+            src = xb.reshape(-1)
+        else:
+            if self.flip:
+                np.bitwise_xor(xb, np.uint8(128), out=self.inner)   # int8 -> uint8 + 128
+            else:
+                self.inner[...] = xb
+            src = self.padded
+        _quant_conv_core(src, self.hp, self.wp_, self.x_shape[3], self.geo, self.prm, self.wp,
+                         self.qp, out.view(np.uint8).reshape(-1, self.cout), out.shape[1],
+                         out.shape[2], self.direct, self.cols, self.sx)
         return out
 
 
@@ -182,31 +203,37 @@ class FloatGemmPlan(_Plan):
 
     def __init__(self, x_shape, out_shape, w, bias, lo, hi, geometry, packed=None):
         cout, kh, kw, _ = w.shape
-        super().__init__(x_shape, out_shape, kh, kw, cout, geometry)
+        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.float32, 0.0, True)
         packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
         _check_packed(packed, w)
         self.wp = packed.data
-        self.bias = np.zeros(cout, np.float32) if bias is None else \
-            np.ascontiguousarray(bias, dtype=np.float32)
+        cpad = -(-cout // 16) * 16
+        self.bias = np.zeros(cpad, np.float32)
+        if bias is not None:
+            self.bias[:cout] = bias
         self.clamp = np.array([lo, hi], np.float32)
         self.cols = np.zeros((_ROWS if self.direct else _BLOCK) * self.k + 16, np.float32)
 
     def run(self, x, out):
-        _float_conv_core(x, self.geo, self.wp, self.bias, self.clamp,
-                         out.reshape(-1, self.cout), out.shape[1], out.shape[2], self.direct,
-                         self.cols)
+        if self.direct:
+            src = x.reshape(-1)
+        else:
+            self.inner[...] = x
+            src = self.padded
+        _float_conv_core(src, self.hp, self.wp_, self.x_shape[3], self.geo, self.wp, self.bias,
+                         self.clamp, out.reshape(-1, self.cout), out.shape[1], out.shape[2],
+                         self.direct, self.cols)
         return out
 
 
 # --- integer core ------------------------------------------------------------------------------
 
 @njit
-def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, direct, cols, sx):
-    k, fill, xflip, cflip, rowcoef = prm[0], prm[1], prm[2], prm[3], prm[4]
-    kfill, out_zp, lo, hi, cpad = prm[5], prm[6], prm[7], prm[8], prm[9]
+def _quant_conv_core(x, hp, wp_, cin, geo, prm, wp, qp, out, out_h, out_w, direct, cols, sx):
+    k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    cpad, xflip = prm[6], prm[7]
     kp = (k + 3) // 4 * 4
     kg = kp // 4
-    xflat = x.reshape(-1)
     pixels, cout = out.shape
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.uint8)
@@ -216,18 +243,18 @@ def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, direct, cols, sx):
         n = min(block, pixels - p0)
         if direct:
             if n == _ROWS:
-                src, base = xflat, p0 * kp
+                src, base = x, p0 * kp
             else:
                 cols[:] = 0
-                cols[:n * kp] = xflat[p0 * kp:(p0 + n) * kp]
+                cols[:n * kp] = x[p0 * kp:(p0 + n) * kp]
                 src, base = cols, 0
             if rowcoef != 0:
-                _row_sums(src, base, kp, n, sx, xflip)
+                _row_sums(src, base, kp, k, n, sx, xflip)
         else:
-            _im2col_u8(x, geo, p0, n, out_h, out_w, kp, fill, cflip, cols)
+            _im2col_u8(x, hp, wp_, cin, geo, p0, n, out_h, out_w, kp, cols)
             src, base = cols, 0
             if rowcoef != 0:
-                _row_sums(cols, 0, kp, n, sx, 0)
+                _row_sums(cols, 0, kp, k, n, sx, 0)
         for j in range(0, n, _ROWS):
             rows = min(_ROWS, n - j)
             e0, e1, e2, e3 = 0, 0, 0, 0
@@ -263,40 +290,41 @@ def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, direct, cols, sx):
 
 
 @njit
-def _row_sums(src, base, kp, n, sx, flip):
-    """``sx[j] = sum of the xu values of row j`` (``flip``: rows hold int8 bytes)."""
+def _row_sums(src, base, kp, k, n, sx, flip):
+    """``sx[j] = sum of the first k xu values of row j`` (``flip``: rows hold int8 bytes)."""
     f = np.uint8(128) if flip else np.uint8(0)
     for j in range(n):
         total = np.int64(0)
-        for i in range(base + j * kp, base + (j + 1) * kp):
+        for i in range(base + j * kp, base + j * kp + k):
             total += np.int64(src[i] ^ f)
         sx[j] = total
 
 
+@njit(_nrt=False)
+def _copy_bytes(src, s, dst, d, n):
+    """``dst[d:d + n] = src[s:s + n]`` in 64-byte vectors (writes and reads up to 63 more)."""
+    for i in range(0, n, 64):
+        vi_store(vi_load(src, s + i), dst, d + i)
+
+
 @njit
-def _im2col_u8(x, geo, p0, n, out_h, out_w, kp, fill, cflip, cols):
-    """Patches of output pixels p0 .. p0 + n - 1 as rows of ``cols`` (uint8 ``xu`` values)."""
-    kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = geo
-    _, in_h, in_w, cin = x.shape
-    flip = np.uint8(128) if cflip else np.uint8(0)
-    pad = np.uint8(fill)
+def _im2col_u8(xpad, hp, wp, cin, geo, p0, n, out_h, out_w, kp, cols):
+    """Patches of output pixels p0 .. p0 + n - 1 as rows of ``cols`` from the padded input
+    (``xu`` values); bytes past the k taps of a row are left undefined (zero weights)."""
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
     for j in range(n):
         b, rest = divmod(p0 + j, out_h * out_w)
         oy, ox = divmod(rest, out_w)
-        o = j * kp
+        d = j * kp
         for ky in range(kh):
-            iy = oy * stride_h - pad_top + ky * dil_h
-            for kx in range(kw):
-                ix = ox * stride_w - pad_left + kx * dil_w
-                if 0 <= iy < in_h and 0 <= ix < in_w:
-                    for ci in range(cin):
-                        cols[o + ci] = x[b, iy, ix, ci] ^ flip
-                else:
-                    for ci in range(cin):
-                        cols[o + ci] = pad
-                o += cin
-        for i in range(o, (j + 1) * kp):
-            cols[i] = 0
+            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
+            if dil_w == 1:
+                _copy_bytes(xpad, s, cols, d, kw * cin)
+                d += kw * cin
+            else:
+                for kx in range(kw):
+                    _copy_bytes(xpad, s + kx * dil_w * cin, cols, d, cin)
+                    d += cin
 
 
 @njit(_nrt=False)
@@ -420,81 +448,93 @@ def _mk1(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o
 # --- float core --------------------------------------------------------------------------------
 
 @njit
-def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, direct, cols):
-    k = geo[0] * geo[1] * x.shape[3]
-    xflat = x.reshape(-1)
-    pixels = out.shape[0]
-    cout = out.shape[1]
-    acc = np.empty(_ROWS * _TILE, np.float32)
+def _float_conv_core(x, hp, wp_, cin, geo, wp, bias, clamp, out, out_h, out_w, direct, cols):
+    k = geo[0] * geo[1] * cin
+    pixels, cout = out.shape
+    oflat = out.reshape(-1)
+    scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     block = _ROWS if direct else _BLOCK
     for p0 in range(0, pixels, block):
         n = min(block, pixels - p0)
         if direct and n == _ROWS:
-            src, base = xflat, p0 * k
+            src, base = x, p0 * k
         elif direct:
             cols[:] = 0
-            cols[:n * k] = xflat[p0 * k:(p0 + n) * k]
+            cols[:n * k] = x[p0 * k:(p0 + n) * k]
             src, base = cols, 0
         else:
-            _im2col_f32(x, geo, p0, n, out_h, out_w, k, cols)
+            _im2col_f32(x, hp, wp_, cin, geo, p0, n, out_h, out_w, k, cols)
             src, base = cols, 0
-        c0 = 0
-        woff = 0
-        while c0 < cout:
-            ncol = min(4, (cout - c0 + 15) // 16)
-            stride = ncol * 16
-            for j in range(0, n, _ROWS):
-                xo = base + j * k
+        for j in range(0, n, _ROWS):
+            rows = min(_ROWS, n - j)
+            xo = base + j * k
+            o = (p0 + j) * cout
+            c0 = 0
+            woff = 0
+            while c0 < cout:
+                ncol = min(4, (cout - c0 + 15) // 16)
+                stride = ncol * 16
                 if ncol == 4:
-                    _fk4(src, xo, k, wp, woff, stride, acc)
+                    _fk4(src, xo, k, wp, woff, stride, bias, c0, lo, hi, oflat, o + c0, cout,
+                         rows, cout - c0, scratch)
                 else:
                     for c in range(ncol):
-                        _fk1(src, xo, k, wp, woff + 16 * c, stride, acc, 16 * c)
-                c1 = min(cout, c0 + _TILE)
-                b = bias[c0:c1]
-                for r in range(min(_ROWS, n - j)):
-                    o = out[p0 + j + r, c0:c1]
-                    a = acc[r * _TILE:r * _TILE + c1 - c0]
-                    for c in range(c1 - c0):
-                        # TFLite: ActivationFunctionWithMinMax(total + bias)
-                        o[c] = min(max(a[c] + b[c], lo), hi)
-            woff += k * stride
-            c0 += _TILE
+                        _fk1(src, xo, k, wp, woff + 16 * c, stride, bias, c0 + 16 * c, lo, hi,
+                             oflat, o + c0 + 16 * c, cout, rows, cout - c0 - 16 * c, scratch)
+                woff += k * stride
+                c0 += _TILE
     return out
 
 
+@njit(_nrt=False)
+def _copy_floats(src, s, dst, d, n):
+    """``dst[d:d + n] = src[s:s + n]`` in vectors of 16 (writes and reads up to 15 more)."""
+    for i in range(0, n, 16):
+        vf_store(vf_load(src, s + i), dst, d + i)
+
+
 @njit
-def _im2col_f32(x, geo, p0, n, out_h, out_w, k, cols):
-    kh, kw, stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = geo
-    _, in_h, in_w, cin = x.shape
+def _im2col_f32(xpad, hp, wp, cin, geo, p0, n, out_h, out_w, k, cols):
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
     for j in range(n):
         b, rest = divmod(p0 + j, out_h * out_w)
         oy, ox = divmod(rest, out_w)
-        o = j * k
+        d = j * k
         for ky in range(kh):
-            iy = oy * stride_h - pad_top + ky * dil_h
-            for kx in range(kw):
-                ix = ox * stride_w - pad_left + kx * dil_w
-                if 0 <= iy < in_h and 0 <= ix < in_w:
-                    for ci in range(cin):
-                        cols[o + ci] = x[b, iy, ix, ci]
-                else:
-                    for ci in range(cin):
-                        cols[o + ci] = 0.0
-                o += cin
+            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
+            if dil_w == 1:
+                _copy_floats(xpad, s, cols, d, kw * cin)
+                d += kw * cin
+            else:
+                for kx in range(kw):
+                    _copy_floats(xpad, s + kx * dil_w * cin, cols, d, cin)
+                    d += cin
 
 
-@njit
-def _fk4(src, xo, k, wp, wo, ws, acc):
+@njit(_nrt=False)
+def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
+    """TFLite's ActivationFunctionWithMinMax(total + bias) for channels c.., first ``count``."""
+    r = vf_clamp(vf_add(v, vf_load(bias, c)), lo, hi)
+    if count >= 16:
+        vf_store(r, out, o)
+    else:
+        vf_store(r, scratch, 0)
+        for i in range(count):
+            out[o + i] = scratch[i]
+
+
+@njit(_nrt=False)
+def _fk4(src, xo, k, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
+    """4 pixels x 64 channels, float: taps one at a time in k order from 0.0 (no FMA)."""
     a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a10, a11, a12, a13 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a20, a21, a22, a23 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a30, a31, a32, a33 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     for i in range(k):
-        o = wo + i * ws
-        w0, w1, w2, w3 = vf_load(wp, o), vf_load(wp, o + 16), vf_load(wp, o + 32), \
-            vf_load(wp, o + 48)
+        p = wo + i * ws
+        w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
+            vf_load(wp, p + 48)
         b = vf_bcast(src, xo + i)
         a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
         a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
@@ -507,26 +547,33 @@ def _fk4(src, xo, k, wp, wo, ws, acc):
         b = vf_bcast(src, xo + 3 * k + i)
         a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
         a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
-    vf_store(a00, acc, 0)
-    vf_store(a01, acc, 16)
-    vf_store(a02, acc, 32)
-    vf_store(a03, acc, 48)
-    vf_store(a10, acc, 64)
-    vf_store(a11, acc, 80)
-    vf_store(a12, acc, 96)
-    vf_store(a13, acc, 112)
-    vf_store(a20, acc, 128)
-    vf_store(a21, acc, 144)
-    vf_store(a22, acc, 160)
-    vf_store(a23, acc, 176)
-    vf_store(a30, acc, 192)
-    vf_store(a31, acc, 208)
-    vf_store(a32, acc, 224)
-    vf_store(a33, acc, 240)
+    _emit_f(a00, bias, c, lo, hi, out, o, cv, scratch)
+    _emit_f(a01, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+    _emit_f(a02, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+    _emit_f(a03, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+    if rows > 1:
+        o += cout
+        _emit_f(a10, bias, c, lo, hi, out, o, cv, scratch)
+        _emit_f(a11, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit_f(a12, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit_f(a13, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+    if rows > 2:
+        o += cout
+        _emit_f(a20, bias, c, lo, hi, out, o, cv, scratch)
+        _emit_f(a21, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit_f(a22, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit_f(a23, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+    if rows > 3:
+        o += cout
+        _emit_f(a30, bias, c, lo, hi, out, o, cv, scratch)
+        _emit_f(a31, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit_f(a32, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit_f(a33, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
 
 
-@njit
-def _fk1(src, xo, k, wp, wo, ws, acc, ao):
+@njit(_nrt=False)
+def _fk1(src, xo, k, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
+    """:func:`_fk4` for 16 channels."""
     a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     for i in range(k):
         w0 = vf_load(wp, wo + i * ws)
@@ -534,10 +581,13 @@ def _fk1(src, xo, k, wp, wo, ws, acc, ao):
         a1 = vf_muladd(a1, vf_bcast(src, xo + k + i), w0)
         a2 = vf_muladd(a2, vf_bcast(src, xo + 2 * k + i), w0)
         a3 = vf_muladd(a3, vf_bcast(src, xo + 3 * k + i), w0)
-    vf_store(a0, acc, ao)
-    vf_store(a1, acc, ao + 64)
-    vf_store(a2, acc, ao + 128)
-    vf_store(a3, acc, ao + 192)
+    _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
+    if rows > 1:
+        _emit_f(a1, bias, c, lo, hi, out, o + cout, cv, scratch)
+    if rows > 2:
+        _emit_f(a2, bias, c, lo, hi, out, o + 2 * cout, cv, scratch)
+    if rows > 3:
+        _emit_f(a3, bias, c, lo, hi, out, o + 3 * cout, cv, scratch)
 
 
 # --- requantization of an accumulator matrix (tests, and any core that needs it) ---------------

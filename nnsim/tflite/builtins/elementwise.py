@@ -40,6 +40,7 @@ class _Binary(BuiltinOp):
         if self.dtype not in _QUANT + _INT + (np.dtype(np.float32),):
             raise node.error(f"type {self.dtype.name} is not supported", unsupported=True)
         self.q = {}
+        self.plan = None
         if self.dtype in _QUANT:
             s1, z1 = node.require_quant(node.input(0))
             s2, z2 = node.require_quant(node.input(1))
@@ -48,10 +49,23 @@ class _Binary(BuiltinOp):
                           out_zp=zo, out_dtype=node.dtype_out(0))
 
     def prepare(self, shapes):
-        return [broadcast_shape(self.node, shapes[0], shapes[1])]
+        shape = broadcast_shape(self.node, shapes[0], shapes[1])
+        self.plan = None
+        if self.dtype not in _INT:
+            try:    # TFLite's Prepare: multipliers, clamp and the output buffer once
+                self.plan = ew.prepare_binary(type(self).op_code, shapes[0], shapes[1],
+                                              self.dtype, self.node.dtype_in(1), fuse=self.fuse,
+                                              **self.q)
+                self.shapes = (tuple(shapes[0]), tuple(shapes[1]))
+                self.out = np.empty(self.plan.shape, self.plan.out_dtype)
+            except (ValueError, TypeError):
+                self.plan = None    # Eval calls the kernel, which raises at invoke time
+        return [shape]
 
     def eval(self, inputs):
         a, b = inputs[0], inputs[1]
+        if self.plan is not None and (a.shape, b.shape) == self.shapes:
+            return [self.plan.run(a, b, self.out)]
         if self.dtype in _INT:
             out = type(self).int_op(a, b).astype(self.dtype)
             lo, hi = _INT_CLAMP[self.fuse]
@@ -63,14 +77,17 @@ class _Binary(BuiltinOp):
 
 class Add(_Binary):
     options_cls, kernel, int_op = AddOptions, staticmethod(ew.add), staticmethod(np.add)
+    op_code = 0
 
 
 class Sub(_Binary):
     options_cls, kernel, int_op = SubOptions, staticmethod(ew.sub), staticmethod(np.subtract)
+    op_code = 1
 
 
 class Mul(_Binary):
     options_cls, kernel, int_op = MulOptions, staticmethod(ew.mul), staticmethod(np.multiply)
+    op_code = 2
 
 
 class FloorDiv(BuiltinOp):
