@@ -17,11 +17,6 @@ L = OperandLifeTime
 TAG = "CpuExecutor"
 
 
-def constant_value(operand):
-    """A constant operand as an array (scalars as numpy scalars)."""
-    return operand.array()
-
-
 def run_model(model, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
     """Run ``model`` (finished ModelBuilder) on ``inputs`` (one per model input, None = omitted).
 

@@ -215,10 +215,11 @@ class Execution:
     # -- compute ---------------------------------------------------------------------------------------
     def _start(self, api: str) -> None:
         with self._lock:
-            if self.started and not (self.reusable and self.completed):
+            if self.started and not self.completed:
                 raise BadStateError("ANeuralNetworksExecution: execution has already been "
-                                    "scheduled" if not self.completed else
-                                    "ANeuralNetworksExecution: a non-reusable execution can "
+                                    "scheduled")
+            if self.started and not self.reusable:
+                raise BadStateError("ANeuralNetworksExecution: a non-reusable execution can "
                                     "only compute once")
             if any(a is None for a in self.inputs):
                 raise BadDataError("ANeuralNetworksExecution starts compute when not all inputs "

@@ -89,7 +89,7 @@ class ModelBuilder:
         data = _to_bytes(buffer)
         if length is None:
             length = len(data)
-        if length != len(data) and length > len(data):
+        if length > len(data):
             raise BadDataError(f"{fn} length {length} exceeds the buffer ({len(data)} bytes)")
         data = data[:length]
         if operand.type == OperandType.OEM_SCALAR:

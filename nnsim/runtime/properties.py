@@ -87,10 +87,8 @@ def reset_props() -> None:
 
 def all_props() -> dict[str, str]:
     """Every known or set property with its current value."""
+    # env-only keys are reported when known: an unknown NNSIM_PROP_ name cannot be un-mangled
     keys = set(KNOWN_PROPERTIES) | set(_values)
-    for name in os.environ:
-        if name.startswith("NNSIM_PROP_"):
-            pass  # env-only keys are reported when known; unknown env names cannot be un-mangled
     return {k: getprop(k) for k in sorted(keys)}
 
 
