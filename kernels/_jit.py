@@ -35,7 +35,8 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange", "vi_zero", "vi_splat", "vi_load",
            "vi_bcast4", "vi_dpbusd", "vi_xor", "vi_add", "vi_store", "vf_zero", "vf_load",
            "vf_bcast", "vf_muladd", "vf_store", "vi_requant", "vi_store8", "vf_add",
-           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul", "vi_dpwssd"]
+           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul", "vi_dpwssd", "vi_pack8",
+           "vi_store8n", "vf_storen", "vb_copy"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -155,6 +156,12 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
 #   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
 #   vi_store8(v, a, i)               the low byte of each lane to a[i:i + 16] (a: uint8/int8)
+#   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
+#                                    vector (a's 16 bytes first), for one vi_store
+#   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
+#                                    only (masked: nothing else is read or written)
+#   vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
+#                                    byte f (masked: nothing else is read or written)
 
 
 def _np_vi_load(a, i):
@@ -190,8 +197,19 @@ def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):
     return np.clip(q + zp, lo, hi).astype(np.int32)
 
 
+def _np_vi_pack8(a, b, c, d):
+    return np.concatenate([v.astype(np.uint8) for v in (a, b, c, d)]).view(np.int32)
+
+
+def _np_vb_copy(src, s, dst, d, n, f):
+    n = min(max(n, 0), 64)
+    b, e = src.view(np.uint8), dst.view(np.uint8)
+    e[d * dst.itemsize:d * dst.itemsize + n] = b[s * src.itemsize:s * src.itemsize + n] ^ \
+        np.uint8(f)
+
+
 def _np_vi_store8(v, a, i):
-    a[i:i + 16] = (v & 255).astype(np.uint8).view(a.dtype)
+    a[i:i + v.size] = (v & 255).astype(np.uint8).view(a.dtype)
 
 
 def _np_vf_clamp(v, lo, hi):
@@ -219,6 +237,11 @@ SIMD_OPS = {
     "vf_store": lambda v, a, i: a.__setitem__(slice(i, i + 16), v),
     "vi_requant": _np_vi_requant,
     "vi_store8": _np_vi_store8,
+    "vi_pack8": _np_vi_pack8,
+    "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
+    "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), 16)),
+                                                  v[:min(max(n, 0), 16)]),
+    "vb_copy": _np_vb_copy,
     "vf_add": lambda a, b: a + b,
     "vf_clamp": _np_vf_clamp,
 }
@@ -252,7 +275,8 @@ if JIT_ENABLED:
     def _splat(builder, vtype, scalar):
         undef = _ir.Constant(vtype, None)
         one = builder.insert_element(undef, scalar, _ir.Constant(_I32, 0))
-        return builder.shuffle_vector(one, undef, _ir.Constant(_VI, None))
+        return builder.shuffle_vector(one, undef,
+                                      _ir.Constant(_ir.VectorType(_I32, vtype.count), None))
 
     def _load(vtype):
         def typer(typingctx, a, i):
@@ -393,8 +417,8 @@ if JIT_ENABLED:
             # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
             threshold = builder.sub(row(6), builder.ashr(q, const(31)))
             up = builder.icmp_signed(">", builder.and_(q, row(5)), threshold)
-            q = builder.add(builder.ashr(q, row(4)), builder.zext(up, _VI))
-            q = builder.add(q, scalar(5))
+            q = builder.add(builder.ashr(q, row(4)), scalar(5))
+            q = builder.select(up, builder.add(q, const(1)), q)
             low, high = scalar(6), scalar(7)
             q = builder.select(builder.icmp_signed("<", q, low), low, q)
             return builder.select(builder.icmp_signed(">", q, high), high, q)
@@ -409,6 +433,78 @@ if JIT_ENABLED:
                           align=1)
             return context.get_dummy_value()
         return _types.none(v, a, i), codegen
+
+    def _lane_mask(builder, n, lanes):
+        """<lanes x i1>: lane j < n (n: int64), built as an integer bit mask (kmov)."""
+        i64 = _ir.IntType(64)
+        full = builder.icmp_signed(">=", n, _ir.Constant(i64, lanes))
+        safe = builder.select(full, _ir.Constant(i64, 0), n)
+        safe = builder.select(builder.icmp_signed("<", safe, _ir.Constant(i64, 0)),
+                              _ir.Constant(i64, 0), safe)
+        bits = builder.sub(builder.shl(_ir.Constant(i64, 1), safe), _ir.Constant(i64, 1))
+        bits = builder.select(full, _ir.Constant(i64, -1), bits)
+        return builder.bitcast(builder.trunc(bits, _ir.IntType(lanes)),
+                               _ir.VectorType(_ir.IntType(1), lanes))
+
+    def _masked_store(builder, value, ptr, mask, name):
+        vptr = builder.bitcast(ptr, value.type.as_pointer())
+        fnty = _ir.FunctionType(_ir.VoidType(), [value.type, vptr.type, _I32, mask.type])
+        fn = _cgutils.get_or_insert_function(builder.module, fnty, f"llvm.masked.store.{name}.p0")
+        builder.call(fn, [value, vptr, _ir.Constant(_I32, 1), mask])
+
+    @_intrinsic
+    def _vi_store8n(typingctx, v, a, i, n):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
+            mask = _lane_mask(builder, context.cast(builder, args[3], sig.args[3], _types.int64),
+                              16)
+            _masked_store(builder, builder.trunc(args[0], _ir.VectorType(_I8, 16)), ptr, mask,
+                          "v16i8")
+            return context.get_dummy_value()
+        return _types.none(v, a, i, n), codegen
+
+    @_intrinsic
+    def _vf_storen(typingctx, v, a, i, n):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
+            mask = _lane_mask(builder, context.cast(builder, args[3], sig.args[3], _types.int64),
+                              16)
+            _masked_store(builder, args[0], ptr, mask, "v16f32")
+            return context.get_dummy_value()
+        return _types.none(v, a, i, n), codegen
+
+    @_intrinsic
+    def _vb_copy(typingctx, src, s, dst, d, n, f):
+        def codegen(context, builder, sig, args):
+            vbytes = _ir.VectorType(_I8, 64)
+            mask = _lane_mask(builder, context.cast(builder, args[4], sig.args[4], _types.int64),
+                              64)
+            sptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            sptr = builder.bitcast(sptr, vbytes.as_pointer())
+            fnty = _ir.FunctionType(vbytes, [sptr.type, _I32, mask.type, vbytes])
+            load = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                   "llvm.masked.load.v64i8.p0")
+            value = builder.call(load, [sptr, _ir.Constant(_I32, 1), mask,
+                                        _ir.Constant(vbytes, None)])
+            flip = _splat(builder, vbytes, context.cast(builder, args[5], sig.args[5],
+                                                        _types.uint8))
+            value = builder.xor(value, flip)
+            dptr = _address(context, builder, sig.args[2], args[2], sig.args[3], args[3])
+            _masked_store(builder, value, dptr, mask, "v64i8")
+            return context.get_dummy_value()
+        return _types.none(src, s, dst, d, n, f), codegen
+
+    @_intrinsic
+    def _vi_pack8(typingctx, a, b, c, d):
+        def codegen(context, builder, sig, args):
+            b16 = _ir.VectorType(_I8, 16)
+            t = [builder.trunc(v, b16) for v in args]
+            lanes32 = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32)))
+            lanes64 = _ir.Constant(_ir.VectorType(_I32, 64), list(range(64)))
+            ab = builder.shuffle_vector(t[0], t[1], lanes32)
+            cd = builder.shuffle_vector(t[2], t[3], lanes32)
+            return builder.bitcast(builder.shuffle_vector(ab, cd, lanes64), _VI)
+        return _vi(_vi, _vi, _vi, _vi), codegen
 
     @_intrinsic
     def _vf_clamp(typingctx, v, lo, hi):
@@ -430,7 +526,8 @@ if JIT_ENABLED:
         return _intrinsic(typer)
 
     vi_load8s, vi_load8u, vi_mul = _load8("sext"), _load8("zext"), _binary("mul")
-    vi_requant, vi_store8, vf_clamp = _vi_requant, _vi_store8, _vf_clamp
+    vi_requant, vi_store8, vf_clamp, vi_pack8 = _vi_requant, _vi_store8, _vf_clamp, _vi_pack8
+    vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
     vi_zero, vf_zero = _zero(_VI), _zero(_VF)
     vi_load, vf_load = _load(_VI), _load(_VF)
@@ -445,6 +542,9 @@ else:
     vi_xor, vi_add, vi_store = SIMD_OPS["vi_xor"], SIMD_OPS["vi_add"], SIMD_OPS["vi_store"]
     vf_zero, vf_load, vf_bcast = SIMD_OPS["vf_zero"], SIMD_OPS["vf_load"], SIMD_OPS["vf_bcast"]
     vf_muladd, vf_store = SIMD_OPS["vf_muladd"], SIMD_OPS["vf_store"]
-    vi_requant, vi_store8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"]
+    vi_requant, vi_store8, vi_pack8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"], \
+        SIMD_OPS["vi_pack8"]
+    vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
+        SIMD_OPS["vb_copy"]
     vi_load8s, vi_load8u, vi_mul = SIMD_OPS["vi_load8s"], SIMD_OPS["vi_load8u"], SIMD_OPS["vi_mul"]
     vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]

@@ -31,7 +31,8 @@ import numpy as np
 
 from nnsim.kernels._jit import (njit, vf_add, vf_bcast, vf_clamp, vf_load, vf_muladd, vf_store,
                                 vf_zero, vi_bcast4, vi_dpbusd, vi_load, vi_requant, vi_splat,
-                                vi_store, vi_store8, vi_xor, vi_zero)
+                                vb_copy, vf_storen, vi_pack8, vi_store, vi_store8,
+                                vi_store8n, vi_xor, vi_zero)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params"]
 
@@ -120,35 +121,76 @@ def requant_params(bias, mults, shifts):
 
 # --- plans (everything computed once per layer) -----------------------------------------------
 
+_DIRECT, _IMPLICIT, _GATHER = 0, 1, 2
+
+
 class _Plan:
     """Geometry shared by the quantized and float plans; ``run(x, out)`` computes a layer.
 
-    A 1x1, stride-1, unpadded convolution reads its patches straight from the input rows
-    (``direct``); any other one gathers them from a padded copy of the input (``padded``,
-    refreshed at every run; the border keeps the padding value) in blocks of pixels."""
+    The micro-kernels read the patch of an output pixel as ``kh`` runs of ``seg`` contiguous
+    elements, ``dy`` apart, from a row base offset:
 
-    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry, dtype, fill, aligned):
+    * ``direct`` (1x1, stride 1, unpadded): the input rows themselves;
+    * ``implicit`` (any other undilated-in-width geometry): runs of the padded copy of the input
+      (``padded``, refreshed at every run; the border keeps the padding value); an integer run
+      that would not be whole groups of 4 bytes is widened to ``kw_p`` pixels, the extra taps
+      with zero weights;
+    * ``gather`` (dilation in width): patches copied into ``cols`` (im2col) from the padded
+      copy, ``kp`` elements per pixel.
+    """
+
+    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry, dtype, fill, quad):
         stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = (int(g) for g in geometry)
         self.x_shape = n, h, w, cin = tuple(int(d) for d in x_shape)
         self.out_shape = tuple(int(d) for d in out_shape)
         self.k = kh * kw * cin
         self.cout = cout
-        self.direct = (kh == 1 and kw == 1 and stride_h == 1 and stride_w == 1
-                       and pad_top == 0 and pad_left == 0 and aligned
-                       and self.out_shape[1:3] == self.x_shape[1:3])
-        self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w], np.int64)
-        self.hp = self.wp_ = 0
+        self.kw_p = kw
+        align = 4 if quad else 1
+        if (kh == 1 and kw == 1 and stride_h == 1 and stride_w == 1 and pad_top == 0
+                and pad_left == 0 and cin % align == 0
+                and self.out_shape[1:3] == self.x_shape[1:3]):
+            self.mode = _DIRECT
+        elif dil_w == 1:
+            self.mode = _IMPLICIT
+            while (self.kw_p * cin) % align:   # taps past the window, with zero weights
+                self.kw_p += 1
+        else:
+            self.mode = _GATHER
+        self.kp = -(-self.k // align) * align if self.mode == _GATHER else kh * self.kw_p * cin
         self.inner = None
         self.padded = np.zeros(64, dtype)
-        if not self.direct:
-            # rows / columns up to the last tap of the last output pixel, + 64 bytes of slack
+        hp = wp = 0
+        if self.mode != _DIRECT:
             hp = max(h + pad_top, (self.out_shape[1] - 1) * stride_h + (kh - 1) * dil_h + 1)
             wp = max(w + pad_left, (self.out_shape[2] - 1) * stride_w + (kw - 1) * dil_w + 1)
-            self.hp, self.wp_ = hp, wp
-            slack = 64 // np.dtype(dtype).itemsize
+            slack = (64 + 3 * cin * np.dtype(dtype).itemsize) // np.dtype(dtype).itemsize
             self.padded = np.full(n * hp * wp * cin + slack, fill, dtype)
             view = self.padded[:-slack].reshape(n, hp, wp, cin)
             self.inner = view[:, pad_top:pad_top + h, pad_left:pad_left + w]
+        if self.mode == _IMPLICIT:
+            runs = (kh, self.kw_p * cin, dil_h * wp * cin)
+        else:
+            runs = (1, self.kp, 0)
+        self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w, hp, wp, cin, self.mode,
+                             *runs], np.int64)
+        self.cols = np.zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
+        self.rb = np.zeros(_BLOCK + _ROWS, np.int64)
+        self.pads = np.array([pad_top, pad_left], np.int64)
+
+    def _weights(self, w):
+        """The filter as the [Cout, K] matrix of the micro-kernels (window widened)."""
+        if self.kw_p != w.shape[2]:   # extra taps: ws = 0 (uint8 128 is ws 0)
+            pad = np.full(w.shape[:2] + (self.kw_p - w.shape[2], w.shape[3]),
+                          128 if w.dtype == np.uint8 else 0, w.dtype)
+            w = np.concatenate([w, pad], axis=2)
+        return w.reshape(w.shape[0], -1)
+
+    def _source(self, x):
+        if self.mode == _DIRECT:
+            return x.reshape(-1)
+        self.inner[...] = x
+        return self.padded
 
 
 class QuantGemmPlan(_Plan):
@@ -165,36 +207,33 @@ class QuantGemmPlan(_Plan):
         cx = 128 if np.dtype(x_dtype) == np.int8 else 0
         cw = 128 if w.dtype == np.uint8 else 0
         fill = cx + int(in_zp)                     # xu of a padding tap (x = x_zp)
-        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.uint8, fill,
-                         cin % 4 == 0)
-        packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
-        _check_packed(packed, w)
+        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.uint8, fill, True)
+        if packed is None or self.kw_p != kw:
+            packed = pack_weights(self._weights(w))
+        else:
+            _check_packed(packed, w)
         k = self.k
         bias = np.zeros(cout, np.int64) if bias is None else bias.astype(np.int64)
         self.wp = packed.data
         self.flip = bool(cx)
         self.qp = requant_params(bias - fill * packed.sums.astype(np.int64), mults, shifts)
+        direct = self.mode == _DIRECT
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
-                             -(-cout // 16) * 16, 1 if cx and self.direct else 0], np.int64)
-        kp = -(-k // 4) * 4
-        self.cols = np.zeros((_ROWS if self.direct else _BLOCK) * kp + 64, np.uint8)
+                             -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
 
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as
         given to the plan, C-contiguous)."""
         xb = x.view(np.uint8)
-        if self.direct:
+        if self.mode == _DIRECT:
             src = xb.reshape(-1)
-        else:
-            if self.flip:
-                np.bitwise_xor(xb, np.uint8(128), out=self.inner)   # int8 -> uint8 + 128
-            else:
-                self.inner[...] = xb
+        else:   # int8 -> uint8 + 128 while copying into the padded input
+            _fill_padded(xb, self.geo, self.pads, np.uint8(128 if self.flip else 0), self.padded)
             src = self.padded
-        _quant_conv_core(src, self.hp, self.wp_, self.x_shape[3], self.geo, self.prm, self.wp,
-                         self.qp, out.view(np.uint8).reshape(-1, self.cout), out.shape[1],
-                         out.shape[2], self.direct, self.cols, self.sx)
+        _quant_conv_core(src, self.geo, self.prm, self.wp, self.qp,
+                         out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2],
+                         self.cols, self.rb, self.sx)
         return out
 
 
@@ -203,7 +242,7 @@ class FloatGemmPlan(_Plan):
 
     def __init__(self, x_shape, out_shape, w, bias, lo, hi, geometry, packed=None):
         cout, kh, kw, _ = w.shape
-        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.float32, 0.0, True)
+        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.float32, 0.0, False)
         packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
         _check_packed(packed, w)
         self.wp = packed.data
@@ -212,119 +251,158 @@ class FloatGemmPlan(_Plan):
         if bias is not None:
             self.bias[:cout] = bias
         self.clamp = np.array([lo, hi], np.float32)
-        self.cols = np.zeros((_ROWS if self.direct else _BLOCK) * self.k + 16, np.float32)
 
     def run(self, x, out):
-        if self.direct:
-            src = x.reshape(-1)
-        else:
-            self.inner[...] = x
-            src = self.padded
-        _float_conv_core(src, self.hp, self.wp_, self.x_shape[3], self.geo, self.wp, self.bias,
-                         self.clamp, out.reshape(-1, self.cout), out.shape[1], out.shape[2],
-                         self.direct, self.cols)
+        _float_conv_core(self._source(x), self.geo, self.wp, self.bias, self.clamp,
+                         out.reshape(-1, self.cout), out.shape[1], out.shape[2], self.cols,
+                         self.rb)
         return out
+
+
+# --- shared: row bases of a block of output pixels, im2col -------------------------------------
+
+@njit(_nrt=False)
+def _fill_padded(x, geo, pads, flip, padded):
+    """The interior of the padded input (uint8): ``x ^ flip``, one image row at a time."""
+    n, h, w, cin = x.shape
+    hp, wp = geo[6], geo[7]
+    xf = x.reshape(-1)
+    size = w * cin
+    s = 0
+    for b in range(n):
+        for y in range(h):
+            d = ((b * hp + y + pads[0]) * wp + pads[1]) * cin
+            for i in range(0, size, 64):
+                vb_copy(xf, s + i, padded, d + i, size - i, flip)
+            s += size
+
+
+@njit(_nrt=False)
+def _row_bases(geo, p0, n, out_h, out_w, rb):
+    """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
+    n .. n + 3 repeat the last one (whole micro-kernels read them, nothing is stored)."""
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    hp, wp, cp, mode, seg = geo[6], geo[7], geo[8], geo[9], geo[11]
+    if mode == _DIRECT:
+        for j in range(n):
+            rb[j] = (p0 + j) * seg
+    elif mode == _GATHER:
+        for j in range(n):
+            rb[j] = j * seg
+    else:
+        b, rest = divmod(p0, out_h * out_w)
+        oy, ox = divmod(rest, out_w)
+        for j in range(n):
+            rb[j] = ((b * hp + oy * stride_h) * wp + ox * stride_w) * cp
+            ox += 1
+            if ox == out_w:
+                ox = 0
+                oy += 1
+                if oy == out_h:
+                    oy = 0
+                    b += 1
+    for j in range(n, n + _ROWS):
+        rb[j] = rb[n - 1]
+
+
+@njit(_nrt=False)
+def _gather(xpad, geo, p0, n, out_h, out_w, cols):
+    """im2col for a dilated-in-width window: patches of pixels p0.. as rows of ``kp``."""
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    hp, wp, cin, kp = geo[6], geo[7], geo[8], geo[11]
+    b, rest = divmod(p0, out_h * out_w)
+    oy, ox = divmod(rest, out_w)
+    for j in range(n):
+        d = j * kp
+        for ky in range(kh):
+            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
+            for kx in range(kw):
+                for ci in range(cin):
+                    cols[d] = xpad[s + kx * dil_w * cin + ci]
+                    d += 1
+        while d < (j + 1) * kp:
+            cols[d] = 0
+            d += 1
+        ox += 1
+        if ox == out_w:
+            ox = 0
+            oy += 1
+            if oy == out_h:
+                oy = 0
+                b += 1
 
 
 # --- integer core ------------------------------------------------------------------------------
 
 @njit
-def _quant_conv_core(x, hp, wp_, cin, geo, prm, wp, qp, out, out_h, out_w, direct, cols, sx):
+def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx):
     k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
-    kp = (k + 3) // 4 * 4
-    kg = kp // 4
+    kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
+    groups = kh * seg // 4
     pixels, cout = out.shape
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.uint8)
+    ex = np.zeros(_BLOCK + _ROWS, np.int32)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
-    block = _ROWS if direct else _BLOCK
-    for p0 in range(0, pixels, block):
-        n = min(block, pixels - p0)
-        if direct:
-            if n == _ROWS:
-                src, base = x, p0 * kp
-            else:
-                cols[:] = 0
-                cols[:n * kp] = x[p0 * kp:(p0 + n) * kp]
-                src, base = cols, 0
-            if rowcoef != 0:
-                _row_sums(src, base, kp, k, n, sx, xflip)
-        else:
-            _im2col_u8(x, hp, wp_, cin, geo, p0, n, out_h, out_w, kp, cols)
-            src, base = cols, 0
-            if rowcoef != 0:
-                _row_sums(cols, 0, kp, k, n, sx, 0)
-        for j in range(0, n, _ROWS):
-            rows = min(_ROWS, n - j)
-            e0, e1, e2, e3 = 0, 0, 0, 0
-            if rowcoef != 0:
-                e0 = rowcoef * (sx[j] - kfill)
-                e1 = rowcoef * (sx[j + 1] - kfill) if rows > 1 else 0
-                e2 = rowcoef * (sx[j + 2] - kfill) if rows > 2 else 0
-                e3 = rowcoef * (sx[j + 3] - kfill) if rows > 3 else 0
-            ex = (np.int32(e0), np.int32(e1), np.int32(e2), np.int32(e3))
-            xo = base + j * kp
-            o = (p0 + j) * cout
-            c0 = 0
-            woff = 0
-            while c0 < cout:
-                ncol = min(4, (cout - c0 + 15) // 16)
-                stride = ncol * 64
-                if ncol == 4:
-                    _mk4(src, xo, kp, wp, woff, stride, kg, xmask, qp, c0, cpad, ex, out_zp,
-                         lo, hi, oflat, o + c0, cout, rows, cout - c0, scratch)
-                elif ncol >= 2:
-                    _mk2(src, xo, kp, wp, woff, stride, kg, xmask, qp, c0, cpad, ex, out_zp,
-                         lo, hi, oflat, o + c0, cout, rows, cout - c0, scratch)
-                    if ncol == 3:
-                        _mk1(src, xo, kp, wp, woff + 128, stride, kg, xmask, qp, c0 + 32, cpad,
-                             ex, out_zp, lo, hi, oflat, o + c0 + 32, cout, rows, cout - c0 - 32,
-                             scratch)
-                else:
-                    _mk1(src, xo, kp, wp, woff, stride, kg, xmask, qp, c0, cpad, ex, out_zp,
-                         lo, hi, oflat, o + c0, cout, rows, cout - c0, scratch)
-                woff += kg * stride
-                c0 += _TILE
+    src = cols if mode == _GATHER else x
+    for p0 in range(0, pixels, _BLOCK):
+        n = min(_BLOCK, pixels - p0)
+        if mode == _GATHER:
+            _gather(x, geo, p0, n, out_h, out_w, cols)
+        _row_bases(geo, p0, n, out_h, out_w, rb)
+        if rowcoef != 0:   # (the real taps only: not the zero-weight ones widening a run)
+            _row_sums(src, rb, n, kh, geo[1] * geo[8] if mode == _IMPLICIT else seg, dy, sx,
+                      xflip)
+            for j in range(n):
+                ex[j] = np.int32(rowcoef * (sx[j] - kfill))
+        c0 = 0
+        woff = 0
+        while c0 < cout:
+            ncol = min(4, (cout - c0 + 15) // 16)
+            _tile(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex, out_zp,
+                  lo, hi, oflat, p0 * cout + c0, cout, scratch)
+            woff += groups * ncol * 64
+            c0 += _TILE
     return out
 
 
-@njit
-def _row_sums(src, base, kp, k, n, sx, flip):
-    """``sx[j] = sum of the first k xu values of row j`` (``flip``: rows hold int8 bytes)."""
+@njit(_nrt=False)
+def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
+    """``sx[j] = sum of the xu values of the patch of pixel j`` (``flip``: int8 bytes)."""
     f = np.uint8(128) if flip else np.uint8(0)
     for j in range(n):
         total = np.int64(0)
-        for i in range(base + j * kp, base + j * kp + k):
-            total += np.int64(src[i] ^ f)
+        for ky in range(kh):
+            s = rb[j] + ky * dy
+            for i in range(s, s + seg):
+                total += np.int64(src[i] ^ f)
         sx[j] = total
 
 
 @njit(_nrt=False)
-def _copy_bytes(src, s, dst, d, n):
-    """``dst[d:d + n] = src[s:s + n]`` in 64-byte vectors (writes and reads up to 63 more)."""
-    for i in range(0, n, 64):
-        vi_store(vi_load(src, s + i), dst, d + i)
-
-
-@njit
-def _im2col_u8(xpad, hp, wp, cin, geo, p0, n, out_h, out_w, kp, cols):
-    """Patches of output pixels p0 .. p0 + n - 1 as rows of ``cols`` from the padded input
-    (``xu`` values); bytes past the k taps of a row are left undefined (zero weights)."""
-    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
-    for j in range(n):
-        b, rest = divmod(p0 + j, out_h * out_w)
-        oy, ox = divmod(rest, out_w)
-        d = j * kp
-        for ky in range(kh):
-            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
-            if dil_w == 1:
-                _copy_bytes(xpad, s, cols, d, kw * cin)
-                d += kw * cin
-            else:
-                for kx in range(kw):
-                    _copy_bytes(xpad, s + kx * dil_w * cin, cols, d, cin)
-                    d += cin
+def _tile(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi, out, o,
+          cout, scratch):
+    """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
+    (``gpr`` groups of 4 taps per run)."""
+    stride = ncol * 64
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        oj = o + j * cout
+        if ncol == 4:
+            _mk4(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
+                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
+        elif ncol >= 2:
+            _mk2(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
+                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
+            if ncol == 3:
+                _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff + 128, stride, xmask, qp,
+                     c0 + 32, cpad, ex[j:], zp, lo, hi, out, oj + 32, cout, rows,
+                     cout - c0 - 32, scratch)
+        else:
+            _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
+                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
 
 
 @njit(_nrt=False)
@@ -335,37 +413,67 @@ def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count, scratch):
     if count >= 16:
         vi_store8(r, out, o)
     else:
-        vi_store8(r, scratch, 0)
-        for i in range(count):
-            out[o + i] = scratch[i]
+        vi_store8n(r, out, o, count)
 
 
 @njit(_nrt=False)
-def _mk4(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o, cout, rows,
-         cv, scratch):
-    """4 pixels (patches at ``src[xo + r * kp]``) x 64 channels (``wp[wo:]``, ``ws`` bytes per
-    group of 4 taps) -> ``out[o + r * cout:]``, first ``rows`` pixels, ``cv`` channels."""
+def _mk4(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
+         o, cout, rows, cv, scratch):
+    """4 pixels (patch runs at ``src[r + ky * dy]``) x 64 channels (``wp[wo:]``, ``ws`` bytes
+    per group of 4 taps) -> ``out[o + r * cout:]``, first ``rows`` pixels, ``cv`` channels;
+    ``ex[r]`` is added to the accumulators of pixel r."""
     m = vi_splat(xmask)
     a00, a01, a02, a03 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
     a10, a11, a12, a13 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
     a20, a21, a22, a23 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
     a30, a31, a32, a33 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    for g in range(kg):
-        p = wo + g * ws
-        w0, w1, w2, w3 = vi_load(wp, p), vi_load(wp, p + 64), vi_load(wp, p + 128), \
-            vi_load(wp, p + 192)
-        b = vi_xor(vi_bcast4(src, xo + 4 * g), m)
-        a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
-        a02, a03 = vi_dpbusd(a02, b, w2), vi_dpbusd(a03, b, w3)
-        b = vi_xor(vi_bcast4(src, xo + kp + 4 * g), m)
-        a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
-        a12, a13 = vi_dpbusd(a12, b, w2), vi_dpbusd(a13, b, w3)
-        b = vi_xor(vi_bcast4(src, xo + 2 * kp + 4 * g), m)
-        a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
-        a22, a23 = vi_dpbusd(a22, b, w2), vi_dpbusd(a23, b, w3)
-        b = vi_xor(vi_bcast4(src, xo + 3 * kp + 4 * g), m)
-        a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
-        a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(gpr):
+            w0, w1, w2, w3 = vi_load(wp, p), vi_load(wp, p + 64), vi_load(wp, p + 128), \
+                vi_load(wp, p + 192)
+            p += ws
+            b = vi_xor(vi_bcast4(src, r0 + t), m)
+            a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+            a02, a03 = vi_dpbusd(a02, b, w2), vi_dpbusd(a03, b, w3)
+            b = vi_xor(vi_bcast4(src, r1 + t), m)
+            a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+            a12, a13 = vi_dpbusd(a12, b, w2), vi_dpbusd(a13, b, w3)
+            b = vi_xor(vi_bcast4(src, r2 + t), m)
+            a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+            a22, a23 = vi_dpbusd(a22, b, w2), vi_dpbusd(a23, b, w3)
+            b = vi_xor(vi_bcast4(src, r3 + t), m)
+            a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+            a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
+            t += 4
+    if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
+        e = ex[0]
+        vi_store(vi_pack8(vi_requant(a00, qp, c, cpad, e, zp, lo, hi),
+                          vi_requant(a01, qp, c + 16, cpad, e, zp, lo, hi),
+                          vi_requant(a02, qp, c + 32, cpad, e, zp, lo, hi),
+                          vi_requant(a03, qp, c + 48, cpad, e, zp, lo, hi)), out, o)
+        if rows > 1:
+            e = ex[1]
+            vi_store(vi_pack8(vi_requant(a10, qp, c, cpad, e, zp, lo, hi),
+                              vi_requant(a11, qp, c + 16, cpad, e, zp, lo, hi),
+                              vi_requant(a12, qp, c + 32, cpad, e, zp, lo, hi),
+                              vi_requant(a13, qp, c + 48, cpad, e, zp, lo, hi)), out, o + cout)
+        if rows > 2:
+            e = ex[2]
+            vi_store(vi_pack8(vi_requant(a20, qp, c, cpad, e, zp, lo, hi),
+                              vi_requant(a21, qp, c + 16, cpad, e, zp, lo, hi),
+                              vi_requant(a22, qp, c + 32, cpad, e, zp, lo, hi),
+                              vi_requant(a23, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                     o + 2 * cout)
+        if rows > 3:
+            e = ex[3]
+            vi_store(vi_pack8(vi_requant(a30, qp, c, cpad, e, zp, lo, hi),
+                              vi_requant(a31, qp, c + 16, cpad, e, zp, lo, hi),
+                              vi_requant(a32, qp, c + 32, cpad, e, zp, lo, hi),
+                              vi_requant(a33, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                     o + 3 * cout)
+        return
     _emit(a00, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
     _emit(a01, qp, c + 16, cpad, ex[0], zp, lo, hi, out, o + 16, cv - 16, scratch)
     _emit(a02, qp, c + 32, cpad, ex[0], zp, lo, hi, out, o + 32, cv - 32, scratch)
@@ -391,23 +499,27 @@ def _mk4(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o
 
 
 @njit(_nrt=False)
-def _mk2(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o, cout, rows,
-         cv, scratch):
+def _mk2(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
+         o, cout, rows, cv, scratch):
     """:func:`_mk4` for 32 channels."""
     m = vi_splat(xmask)
     a00, a01, a10, a11 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
     a20, a21, a30, a31 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    for g in range(kg):
-        p = wo + g * ws
-        w0, w1 = vi_load(wp, p), vi_load(wp, p + 64)
-        b = vi_xor(vi_bcast4(src, xo + 4 * g), m)
-        a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
-        b = vi_xor(vi_bcast4(src, xo + kp + 4 * g), m)
-        a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
-        b = vi_xor(vi_bcast4(src, xo + 2 * kp + 4 * g), m)
-        a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
-        b = vi_xor(vi_bcast4(src, xo + 3 * kp + 4 * g), m)
-        a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(gpr):
+            w0, w1 = vi_load(wp, p), vi_load(wp, p + 64)
+            p += ws
+            b = vi_xor(vi_bcast4(src, r0 + t), m)
+            a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+            b = vi_xor(vi_bcast4(src, r1 + t), m)
+            a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+            b = vi_xor(vi_bcast4(src, r2 + t), m)
+            a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+            b = vi_xor(vi_bcast4(src, r3 + t), m)
+            a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+            t += 4
     _emit(a00, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
     _emit(a01, qp, c + 16, cpad, ex[0], zp, lo, hi, out, o + 16, cv - 16, scratch)
     if rows > 1:
@@ -425,17 +537,22 @@ def _mk2(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o
 
 
 @njit(_nrt=False)
-def _mk1(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o, cout, rows,
-         cv, scratch):
+def _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
+         o, cout, rows, cv, scratch):
     """:func:`_mk4` for 16 channels."""
     m = vi_splat(xmask)
     a0, a1, a2, a3 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    for g in range(kg):
-        w0 = vi_load(wp, wo + g * ws)
-        a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, xo + 4 * g), m), w0)
-        a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, xo + kp + 4 * g), m), w0)
-        a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, xo + 2 * kp + 4 * g), m), w0)
-        a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, xo + 3 * kp + 4 * g), m), w0)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(gpr):
+            w0 = vi_load(wp, p)
+            p += ws
+            a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, r0 + t), m), w0)
+            a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, r1 + t), m), w0)
+            a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
+            a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
+            t += 4
     _emit(a0, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
     if rows > 1:
         _emit(a1, qp, c, cpad, ex[1], zp, lo, hi, out, o + cout, cv, scratch)
@@ -448,68 +565,39 @@ def _mk1(src, xo, kp, wp, wo, ws, kg, xmask, qp, c, cpad, ex, zp, lo, hi, out, o
 # --- float core --------------------------------------------------------------------------------
 
 @njit
-def _float_conv_core(x, hp, wp_, cin, geo, wp, bias, clamp, out, out_h, out_w, direct, cols):
-    k = geo[0] * geo[1] * cin
+def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
+    kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
+    k = kh * seg
     pixels, cout = out.shape
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
-    block = _ROWS if direct else _BLOCK
-    for p0 in range(0, pixels, block):
-        n = min(block, pixels - p0)
-        if direct and n == _ROWS:
-            src, base = x, p0 * k
-        elif direct:
-            cols[:] = 0
-            cols[:n * k] = x[p0 * k:(p0 + n) * k]
-            src, base = cols, 0
-        else:
-            _im2col_f32(x, hp, wp_, cin, geo, p0, n, out_h, out_w, k, cols)
-            src, base = cols, 0
-        for j in range(0, n, _ROWS):
-            rows = min(_ROWS, n - j)
-            xo = base + j * k
-            o = (p0 + j) * cout
-            c0 = 0
-            woff = 0
-            while c0 < cout:
-                ncol = min(4, (cout - c0 + 15) // 16)
-                stride = ncol * 16
+    src = cols if mode == _GATHER else x
+    for p0 in range(0, pixels, _BLOCK):
+        n = min(_BLOCK, pixels - p0)
+        if mode == _GATHER:
+            _gather(x, geo, p0, n, out_h, out_w, cols)
+        _row_bases(geo, p0, n, out_h, out_w, rb)
+        c0 = 0
+        woff = 0
+        while c0 < cout:
+            ncol = min(4, (cout - c0 + 15) // 16)
+            stride = ncol * 16
+            for j in range(0, n, _ROWS):
+                rows = min(_ROWS, n - j)
+                r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+                o = (p0 + j) * cout + c0
                 if ncol == 4:
-                    _fk4(src, xo, k, wp, woff, stride, bias, c0, lo, hi, oflat, o + c0, cout,
-                         rows, cout - c0, scratch)
+                    _fk4(src, r0, r1, r2, r3, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi,
+                         oflat, o, cout, rows, cout - c0, scratch)
                 else:
                     for c in range(ncol):
-                        _fk1(src, xo, k, wp, woff + 16 * c, stride, bias, c0 + 16 * c, lo, hi,
-                             oflat, o + c0 + 16 * c, cout, rows, cout - c0 - 16 * c, scratch)
-                woff += k * stride
-                c0 += _TILE
+                        _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, woff + 16 * c, stride, bias,
+                             c0 + 16 * c, lo, hi, oflat, o + 16 * c, cout, rows,
+                             cout - c0 - 16 * c, scratch)
+            woff += k * stride
+            c0 += _TILE
     return out
-
-
-@njit(_nrt=False)
-def _copy_floats(src, s, dst, d, n):
-    """``dst[d:d + n] = src[s:s + n]`` in vectors of 16 (writes and reads up to 15 more)."""
-    for i in range(0, n, 16):
-        vf_store(vf_load(src, s + i), dst, d + i)
-
-
-@njit
-def _im2col_f32(xpad, hp, wp, cin, geo, p0, n, out_h, out_w, k, cols):
-    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
-    for j in range(n):
-        b, rest = divmod(p0 + j, out_h * out_w)
-        oy, ox = divmod(rest, out_w)
-        d = j * k
-        for ky in range(kh):
-            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
-            if dil_w == 1:
-                _copy_floats(xpad, s, cols, d, kw * cin)
-                d += kw * cin
-            else:
-                for kx in range(kw):
-                    _copy_floats(xpad, s + kx * dil_w * cin, cols, d, cin)
-                    d += cin
 
 
 @njit(_nrt=False)
@@ -519,34 +607,37 @@ def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
     if count >= 16:
         vf_store(r, out, o)
     else:
-        vf_store(r, scratch, 0)
-        for i in range(count):
-            out[o + i] = scratch[i]
+        vf_storen(r, out, o, count)
 
 
 @njit(_nrt=False)
-def _fk4(src, xo, k, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
+def _fk4(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
+         scratch):
     """4 pixels x 64 channels, float: taps one at a time in k order from 0.0 (no FMA)."""
     a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a10, a11, a12, a13 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a20, a21, a22, a23 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a30, a31, a32, a33 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    for i in range(k):
-        p = wo + i * ws
-        w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
-            vf_load(wp, p + 48)
-        b = vf_bcast(src, xo + i)
-        a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
-        a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
-        b = vf_bcast(src, xo + k + i)
-        a10, a11 = vf_muladd(a10, b, w0), vf_muladd(a11, b, w1)
-        a12, a13 = vf_muladd(a12, b, w2), vf_muladd(a13, b, w3)
-        b = vf_bcast(src, xo + 2 * k + i)
-        a20, a21 = vf_muladd(a20, b, w0), vf_muladd(a21, b, w1)
-        a22, a23 = vf_muladd(a22, b, w2), vf_muladd(a23, b, w3)
-        b = vf_bcast(src, xo + 3 * k + i)
-        a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
-        a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(seg):
+            w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
+                vf_load(wp, p + 48)
+            p += ws
+            b = vf_bcast(src, r0 + t)
+            a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
+            a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
+            b = vf_bcast(src, r1 + t)
+            a10, a11 = vf_muladd(a10, b, w0), vf_muladd(a11, b, w1)
+            a12, a13 = vf_muladd(a12, b, w2), vf_muladd(a13, b, w3)
+            b = vf_bcast(src, r2 + t)
+            a20, a21 = vf_muladd(a20, b, w0), vf_muladd(a21, b, w1)
+            a22, a23 = vf_muladd(a22, b, w2), vf_muladd(a23, b, w3)
+            b = vf_bcast(src, r3 + t)
+            a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
+            a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
+            t += 1
     _emit_f(a00, bias, c, lo, hi, out, o, cv, scratch)
     _emit_f(a01, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
     _emit_f(a02, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
@@ -572,15 +663,21 @@ def _fk4(src, xo, k, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv, scratc
 
 
 @njit(_nrt=False)
-def _fk1(src, xo, k, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
+def _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
+         scratch):
     """:func:`_fk4` for 16 channels."""
     a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    for i in range(k):
-        w0 = vf_load(wp, wo + i * ws)
-        a0 = vf_muladd(a0, vf_bcast(src, xo + i), w0)
-        a1 = vf_muladd(a1, vf_bcast(src, xo + k + i), w0)
-        a2 = vf_muladd(a2, vf_bcast(src, xo + 2 * k + i), w0)
-        a3 = vf_muladd(a3, vf_bcast(src, xo + 3 * k + i), w0)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(seg):
+            w0 = vf_load(wp, p)
+            p += ws
+            a0 = vf_muladd(a0, vf_bcast(src, r0 + t), w0)
+            a1 = vf_muladd(a1, vf_bcast(src, r1 + t), w0)
+            a2 = vf_muladd(a2, vf_bcast(src, r2 + t), w0)
+            a3 = vf_muladd(a3, vf_bcast(src, r3 + t), w0)
+            t += 1
     _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
     if rows > 1:
         _emit_f(a1, bias, c, lo, hi, out, o + cout, cv, scratch)
