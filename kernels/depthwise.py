@@ -22,7 +22,7 @@ from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_zero,
                                 vi_add, vi_dpwssd, vi_load, vi_load8s, vi_load8u, vi_requant,
                                 vi_store8, vi_zero)
-from nnsim.kernels.gemm import requant_params
+from nnsim.kernels.gemm import _fill_padded, requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
 
@@ -168,7 +168,8 @@ class _Plan:
             if self.m > 1:
                 self.inner[...] = np.repeat(x, self.m, axis=3)
             else:
-                self.inner[...] = x
+                hp, wp = self.padded_hw
+                _fill_padded(x, hp, wp, self.pt, self.pl, np.uint8(0), self.padded)
             src = self.padded
         else:
             src = x.reshape(-1)

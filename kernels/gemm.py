@@ -189,7 +189,8 @@ class _Plan:
     def _source(self, x):
         if self.mode == _DIRECT:
             return x.reshape(-1)
-        self.inner[...] = x
+        _fill_padded(x, self.geo[6], self.geo[7], self.pads[0], self.pads[1], np.uint8(0),
+                     self.padded)
         return self.padded
 
 
@@ -229,7 +230,8 @@ class QuantGemmPlan(_Plan):
         if self.mode == _DIRECT:
             src = xb.reshape(-1)
         else:   # int8 -> uint8 + 128 while copying into the padded input
-            _fill_padded(xb, self.geo, self.pads, np.uint8(128 if self.flip else 0), self.padded)
+            _fill_padded(xb, self.geo[6], self.geo[7], self.pads[0], self.pads[1],
+                         np.uint8(128 if self.flip else 0), self.padded)
             src = self.padded
         _quant_conv_core(src, self.geo, self.prm, self.wp, self.qp,
                          out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2],
@@ -262,18 +264,18 @@ class FloatGemmPlan(_Plan):
 # --- shared: row bases of a block of output pixels, im2col -------------------------------------
 
 @njit(_nrt=False)
-def _fill_padded(x, geo, pads, flip, padded):
-    """The interior of the padded input (uint8): ``x ^ flip``, one image row at a time."""
+def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
+    """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row."""
     n, h, w, cin = x.shape
-    hp, wp = geo[6], geo[7]
     xf = x.reshape(-1)
     size = w * cin
+    step = 64 // x.itemsize
     s = 0
     for b in range(n):
         for y in range(h):
-            d = ((b * hp + y + pads[0]) * wp + pads[1]) * cin
-            for i in range(0, size, 64):
-                vb_copy(xf, s + i, padded, d + i, size - i, flip)
+            d = ((b * hp + y + pad_top) * wp + pad_left) * cin
+            for i in range(0, size, step):
+                vb_copy(xf, s + i, padded, d + i, (size - i) * x.itemsize, flip)
             s += size
 
 

@@ -13,10 +13,12 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
-from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, qrange, quantize_multiplier
+from nnsim.kernels._jit import (njit, vi_add, vi_load8s, vi_load8u, vi_requant, vi_splat,
+                                vi_store8)
+from nnsim.kernels.fixed_point import qrange, quantize_multiplier
+from nnsim.kernels.gemm import requant_params
 
-__all__ = ["quantize", "dequantize", "requantize"]
+__all__ = ["quantize", "dequantize", "requantize", "prepare_requantize"]
 
 
 def quantize(x_float, *, out_scale, out_zp, out_dtype):
@@ -90,13 +92,25 @@ def requantize(x_q, *, in_scale, in_zp, out_scale, out_zp, out_dtype):
     """
     x = np.asarray(x_q)
     cm.check_dtype("input", x, (np.uint8, np.int8))
+    run = prepare_requantize(in_scale=in_scale, in_zp=in_zp, out_scale=out_scale,
+                             out_zp=out_zp, out_dtype=out_dtype)
+    return run(x, np.empty(x.shape, cm.output_dtype(out_dtype, out_dtype)))
+
+
+def prepare_requantize(*, in_scale, in_zp, out_scale, out_zp, out_dtype):
+    """The constants of :func:`requantize` once (TFLite's Prepare): returns ``run(x, out)``
+    for uint8/int8 ``x`` and an ``out`` of ``out_dtype`` and the same shape."""
     odt = cm.output_dtype(out_dtype, out_dtype)
     m, s = quantize_multiplier(float(np.float32(in_scale)) / float(np.float32(out_scale)))
     qmin, qmax = qrange(odt)
-    out = np.empty(x.size, dtype=odt)
-    _requantize_core(np.ascontiguousarray(x).reshape(-1), int(in_zp), m, s, int(out_zp),
-                     qmin, qmax, out)
-    return out.reshape(x.shape)
+    table = requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
+
+    def run(x, out):
+        _requantize_core(np.ascontiguousarray(x).reshape(-1).view(np.uint8),
+                         x.dtype == np.int8, int(in_zp), table, int(out_zp), qmin, qmax,
+                         out.reshape(-1).view(np.uint8))
+        return out
+    return run
 
 
 @njit
@@ -132,8 +146,21 @@ def _dequantize_per_channel_core(x, scales, inner, out):
 
 
 @njit
-def _requantize_core(x, in_zp, m, s, out_zp, qmin, qmax, out):
-    for i in range(x.size):
-        v = multiply_by_quantized_multiplier(np.int64(x[i]) - in_zp, m, s) + out_zp
-        out[i] = min(max(v, qmin), qmax)
+def _requantize_core(x, signed, in_zp, table, out_zp, qmin, qmax, out):
+    """``clamp(MBQM(q - in_zp, M, S) + out_zp)``, 16 values at a time (bytes in and out)."""
+    n = x.size
+    full = n - n % 16
+    for i in range(0, full, 16):
+        _requantize16(x, i, signed, in_zp, table, out_zp, qmin, qmax, out, i)
+    if full < n:
+        tin, tout = np.zeros(16, np.uint8), np.zeros(16, np.uint8)
+        tin[:n - full] = x[full:]
+        _requantize16(tin, 0, signed, in_zp, table, out_zp, qmin, qmax, tout, 0)
+        out[full:] = tout[:n - full]
     return out
+
+
+@njit(_nrt=False)
+def _requantize16(x, i, signed, in_zp, table, out_zp, qmin, qmax, out, o):
+    v = vi_add(vi_load8s(x, i) if signed else vi_load8u(x, i), vi_splat(-in_zp))
+    vi_store8(vi_requant(v, table, 0, 16, 0, out_zp, qmin, qmax), out, o)

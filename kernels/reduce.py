@@ -23,14 +23,11 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
-from nnsim.kernels.fixed_point import (
-    multiply_by_quantized_multiplier,
-    qrange,
-    quantize_multiplier,
-    wrap_int32,
-)
+from nnsim.kernels.fixed_point import qrange, quantize_multiplier
+from nnsim.kernels.gemm import _requantize_core, requant_params
 
-__all__ = ["mean", "mean_params", "mean_fast_4d_params", "is_mean_4d_fast_path"]
+__all__ = ["mean", "prepare_mean", "mean_params", "mean_fast_4d_params",
+           "is_mean_4d_fast_path"]
 
 
 def mean(x, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None, out_zp=0,
@@ -56,35 +53,74 @@ def mean(x, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None, out_zp=0
         Same dtype as ``x``.
     """
     x = np.asarray(x)
-    raw_axes = [int(a) for a in np.atleast_1d(np.asarray(axes, dtype=np.int64))]
-    reduced = sorted({cm.normalize_axis(a, x.ndim) for a in raw_axes})
-    kept = [d for d in range(x.ndim) if d not in reduced]
-    out_shape = tuple(1 if d in reduced else x.shape[d] for d in range(x.ndim)) if keep_dims \
-        else tuple(x.shape[d] for d in kept)
-    rows = np.ascontiguousarray(np.transpose(x, kept + reduced))
-    count = int(np.prod([x.shape[d] for d in reduced], dtype=np.int64))
-    rows = rows.reshape(int(np.prod([x.shape[d] for d in kept], dtype=np.int64)), count)
+    plan = prepare_mean(x.shape, x.dtype, axes, keep_dims, in_scale=in_scale, in_zp=in_zp,
+                        out_scale=out_scale, out_zp=out_zp, variant=variant)
+    return plan.run(x)
 
-    if not cm.is_quantized(x.dtype):
-        cm.check_dtype("input", x, cm.FLOAT_DTYPES)
-        out = np.empty(rows.shape[0], dtype=np.float32)
-        _mean_float_core(rows.astype(np.float32, copy=False), out)
-        return out.reshape(out_shape).astype(x.dtype, copy=False)
 
-    in_scale = cm.require(in_scale, "in_scale")
-    if out_scale is None:
-        out_scale, out_zp = in_scale, in_zp
-    qmin, qmax = qrange(x.dtype)
-    out = np.empty(rows.shape[0], dtype=x.dtype)
-    if variant == "optimized" and is_mean_4d_fast_path(x.ndim, raw_axes, keep_dims):
-        m, s, bias = mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count)
-        _mean_quant_core(rows, 0, m, s, bias, qmin, qmax, out)
-    elif variant in ("reference", "optimized"):
-        m, s = mean_params(in_scale, out_scale, count)
-        _mean_quant_core(rows, int(in_zp) * count, m, s, int(out_zp), qmin, qmax, out)
-    else:
-        raise ValueError(f"unknown mean variant {variant!r}")
-    return out.reshape(out_shape)
+def prepare_mean(x_shape, x_dtype, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None,
+                 out_zp=0, variant="reference"):
+    """Checks and constants of :func:`mean` for one input shape (TFLite's Prepare); the plan's
+    ``run(x)`` returns the mean (into a buffer of the plan's, reused at every call)."""
+    return _MeanPlan(tuple(int(d) for d in x_shape), np.dtype(x_dtype), axes, keep_dims,
+                     in_scale, in_zp, out_scale, out_zp, variant)
+
+
+class _MeanPlan:
+    def __init__(self, shape, dtype, axes, keep_dims, in_scale, in_zp, out_scale, out_zp,
+                 variant):
+        rank = len(shape)
+        raw_axes = [int(a) for a in np.atleast_1d(np.asarray(axes, dtype=np.int64))]
+        reduced = sorted({cm.normalize_axis(a, rank) for a in raw_axes})
+        self.kept = [d for d in range(rank) if d not in reduced]
+        self.reduced = reduced
+        self.out_shape = tuple(1 if d in reduced else shape[d] for d in range(rank)) \
+            if keep_dims else tuple(shape[d] for d in self.kept)
+        count = int(np.prod([shape[d] for d in reduced], dtype=np.int64))
+        self.blocked = bool(reduced) and reduced == list(range(reduced[0], reduced[-1] + 1))
+        if self.blocked:   # one block of consecutive axes: [outer, reduced, inner], no copy
+            outer = int(np.prod(shape[:reduced[0]], dtype=np.int64))
+            inner = int(np.prod(shape[reduced[-1] + 1:], dtype=np.int64))
+        else:
+            outer, inner = int(np.prod([shape[d] for d in self.kept], dtype=np.int64)), 1
+        self.blocks = (outer, count, inner)
+        self.dtype = dtype
+        if not cm.is_quantized(dtype):
+            cm.check_dtype("input", np.empty(0, dtype), cm.FLOAT_DTYPES)
+            self.out = np.empty((outer, inner), np.float32)
+            return
+        in_scale = cm.require(in_scale, "in_scale")
+        if out_scale is None:
+            out_scale, out_zp = in_scale, in_zp
+        self.qmin, self.qmax = qrange(dtype)
+        if variant == "optimized" and is_mean_4d_fast_path(rank, raw_axes, keep_dims):
+            m, s, offset = mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count)
+            subtract = 0
+        elif variant in ("reference", "optimized"):
+            (m, s), subtract = mean_params(in_scale, out_scale, count), int(in_zp) * count
+            offset = out_zp
+        else:
+            raise ValueError(f"unknown mean variant {variant!r}")
+        # MBQM(wrap32(sum - subtract), M, S) + offset: the bias of the requantization table
+        self.table = requant_params(np.full(inner, -subtract, np.int64), np.full(inner, m),
+                                    np.full(inner, s))
+        self.offset = int(offset)
+        self.sums = np.empty((outer, inner), np.int32)
+        self.out = np.empty((outer, inner), dtype)
+
+    def run(self, x):
+        if self.blocked:
+            blocks = np.ascontiguousarray(x).reshape(self.blocks)
+        else:
+            blocks = np.ascontiguousarray(np.transpose(x, self.kept + self.reduced))
+            blocks = blocks.reshape(self.blocks)
+        if self.dtype.kind == "f":
+            _mean_float_core(blocks.astype(np.float32, copy=False), self.out)
+            return self.out.reshape(self.out_shape).astype(self.dtype, copy=False)
+        _sum_blocks_core(blocks, self.sums)     # int32 wrap-around, as TFLite's accumulator
+        _requantize_core(self.sums, self.table, self.offset, self.qmin, self.qmax,
+                         self.out.view(np.uint8))
+        return self.out.reshape(self.out_shape)
 
 
 def is_mean_4d_fast_path(rank, axes, keep_dims):
@@ -117,24 +153,26 @@ def mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count):
 
 
 @njit
-def _mean_quant_core(rows, zp_times_count, m, s, offset, qmin, qmax, out):
-    n_rows, count = rows.shape
-    for r in range(n_rows):
-        total = np.int64(0)
-        for i in range(count):
-            total += rows[r, i]
-        shifted = wrap_int32(total - zp_times_count)
-        v = multiply_by_quantized_multiplier(shifted, m, s) + offset
-        out[r] = min(max(v, qmin), qmax)
-    return out
+def _sum_blocks_core(blocks, sums):
+    outer, count, inner = blocks.shape
+    for o in range(outer):
+        total = np.zeros(inner, np.int64)
+        for r in range(count):
+            for i in range(inner):
+                total[i] += blocks[o, r, i]
+        for i in range(inner):   # int32 wrap-around
+            sums[o, i] = ((total[i] + (1 << 31)) & 0xFFFFFFFF) - (1 << 31)
+    return sums
 
 
 @njit
-def _mean_float_core(rows, out):
-    n_rows, count = rows.shape
-    for r in range(n_rows):
-        total = np.float32(0.0)
-        for i in range(count):  # float32, in input order, as reference_ops::Mean
-            total += rows[r, i]
-        out[r] = total / np.float32(max(count, 1))
+def _mean_float_core(blocks, out):
+    outer, count, inner = blocks.shape
+    for o in range(outer):
+        total = np.zeros(inner, np.float32)
+        for r in range(count):  # float32, in input order, as reference_ops::Mean
+            for i in range(inner):
+                total[i] += blocks[o, r, i]
+        for i in range(inner):
+            out[o, i] = total[i] / np.float32(max(count, 1))
     return out

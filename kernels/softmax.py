@@ -105,6 +105,7 @@ def softmax_params(beta, in_scale):
 @njit
 def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
     rows, depth = x.shape
+    exps = np.empty(depth, np.int64)   # exp_on_negative_values of each entry, computed once
     for r in range(rows):
         max_in_row = np.int64(x[r, 0])
         for c in range(1, depth):
@@ -115,6 +116,7 @@ def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
             if diff >= diff_min:
                 scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
                 e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
+                exps[c] = e
                 # Rescale Q0.31 -> Q12.19 and accumulate with int32 wrap-around
                 sum_of_exps = wrap_int32(
                     sum_of_exps + rounding_divide_by_pot(e, _ACCUMULATION_INTEGER_BITS)
@@ -124,8 +126,7 @@ def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
         for c in range(depth):
             diff = np.int64(x[r, c]) - max_in_row
             if diff >= diff_min:
-                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
-                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
+                e = exps[c]
                 unsat = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(recip, e),
                                                exponent)
                 out[r, c] = min(max(unsat + qmin, qmin), qmax)

@@ -134,7 +134,8 @@ class Interpreter:
         self.delegation_error = None
         self._delegated_shapes = None
         self.execution_plan: list = [("node", i) for i in range(len(self._sg.operators))]
-        self.last_profile: list[PlanItemProfile] = []
+        self._steps, self._steps_plan = [], None
+        self._profile, self._profile_times = [], []
         self.last_delegate_executions: list = []
         self._signature_defs = self.get_signature_list()
 
@@ -174,6 +175,7 @@ class Interpreter:
             self._builtins[index] = builtin
             if not ok:
                 self._dynamic.add(index)
+        self._steps_plan = None   # invoke resolves the plan again
         self._values = {}
         for t in self._sg.tensors:
             if t.data is not None:
@@ -411,11 +413,13 @@ class Interpreter:
         if not self._allocated:
             raise RuntimeError("Invoke called on model that is not ready.")
         values = self._values
-        profile, executions = [], []
-        for item in self.plan_items():
-            start = time.perf_counter_ns()
-            if item.kind == "node":
-                self._run_node(item.index, values)
+        steps = self._steps if self._steps_plan is self.execution_plan else self._build_steps()
+        clock = time.perf_counter_ns
+        times, executions = [], []
+        for item, builtin, inputs, outputs, dtypes, dynamic in steps:
+            start = clock()
+            if builtin is not None:
+                self._run_node(builtin, inputs, outputs, dtypes, dynamic, values)
             else:
                 kernel = self.delegation.kernels[item.index]
                 kernel.invoke(values)
@@ -423,31 +427,57 @@ class Interpreter:
                     executions.append(kernel.last_execution)
                 for o in kernel.output_tensors:
                     self._shapes[o] = tuple(np.shape(values[o]))
-            profile.append(PlanItemProfile(item, time.perf_counter_ns() - start))
-        self.last_profile = profile
+            times.append(clock() - start)
+        self._profile_times = times
+        self._profile = None
         self.last_delegate_executions = executions
 
-    def _run_node(self, n, values):
-        op = self._sg.operators[n]
-        builtin = self._builtins[n]
-        inputs = [None if i < 0 else values.get(i) for i in op.inputs]
-        for i, v in zip(op.inputs, inputs):
-            if i >= 0 and v is None:
+    @property
+    def last_profile(self) -> list:
+        """Host nanoseconds per plan item of the last ``invoke()`` (PlanItemProfile list)."""
+        if self._profile is None:
+            items = [step[0] for step in self._steps]
+            self._profile = [PlanItemProfile(i, t) for i, t in zip(items, self._profile_times)]
+        return self._profile
+
+    @last_profile.setter
+    def last_profile(self, value):
+        self._profile, self._profile_times = list(value), []
+
+    def _build_steps(self):
+        """What invoke runs, resolved once per execution plan (TFLite keeps the node's
+        registration, tensor indices and types in the plan; nothing is looked up per Eval)."""
+        steps = []
+        for item in self.plan_items():
+            if item.kind != "node":
+                steps.append((item, None, (), (), (), False))
+                continue
+            op = self._sg.operators[item.index]
+            dtypes = tuple(None if o < 0 else numpy_dtype(self._sg.tensors[o].type)
+                           for o in op.outputs)
+            steps.append((item, self._builtins[item.index], tuple(op.inputs), tuple(op.outputs),
+                          dtypes, item.index in self._dynamic))
+        self._steps, self._steps_plan = steps, self.execution_plan
+        return steps
+
+    def _run_node(self, builtin, op_inputs, op_outputs, dtypes, dynamic, values):
+        inputs = [None if i < 0 else values.get(i) for i in op_inputs]
+        for i, v in zip(op_inputs, inputs):
+            if v is None and i >= 0:
                 raise builtin.error(f"input tensor {i} has no value")
-        if n in self._dynamic:
+        if dynamic:
             builtin.prepare([None if v is None else tuple(v.shape) for v in inputs])
         outputs = builtin.eval(inputs)
-        if len(outputs) != len(op.outputs):
-            raise builtin.error(f"produced {len(outputs)} outputs, expected {len(op.outputs)}")
-        for o, value in zip(op.outputs, outputs):
+        if len(outputs) != len(op_outputs):
+            raise builtin.error(f"produced {len(outputs)} outputs, expected {len(op_outputs)}")
+        for o, value, want in zip(op_outputs, outputs, dtypes):
             if o < 0:
                 continue
-            want = numpy_dtype(self._sg.tensors[o].type)
             if value.dtype != want:
                 raise builtin.error(f"output tensor {o} came out {value.dtype.name}, the model "
                                     f"says {want.name}")
             values[o] = value
-            if n in self._dynamic:
+            if dynamic:
                 self._shapes[o] = tuple(value.shape)
 
     # -- plan introspection ---------------------------------------------------------------

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels.quantize import dequantize, quantize, requantize
+from nnsim.kernels.quantize import dequantize, prepare_requantize, quantize
 from nnsim.tflite.builtins._base import BuiltinOp
 
 _QUANT = (np.dtype(np.uint8), np.dtype(np.int8))
@@ -17,20 +17,27 @@ class Quantize(BuiltinOp):
             raise node.error(f"output type {self.out_dtype.name} is not supported",
                              unsupported=True)
         out_scale, out_zp = node.require_quant(node.output(0))
+        self.out = None
         if self.in_dtype == np.float32:
             self.fn = lambda x: quantize(x, out_scale=out_scale, out_zp=out_zp,
                                          out_dtype=self.out_dtype)
         elif self.in_dtype in _QUANT:
             in_scale, in_zp = node.require_quant(node.input(0))
-            self.fn = lambda x: requantize(x, in_scale=in_scale, in_zp=in_zp,
-                                           out_scale=out_scale, out_zp=out_zp,
-                                           out_dtype=self.out_dtype)
+            run = prepare_requantize(in_scale=in_scale, in_zp=in_zp, out_scale=out_scale,
+                                     out_zp=out_zp, out_dtype=self.out_dtype)
+            self.fn = lambda x: run(x, self._buffer(x.shape))
         else:
             raise node.error(f"input type {self.in_dtype.name} is not supported",
                              unsupported=True)
 
     def prepare(self, shapes):
         return [tuple(shapes[0])]
+
+    def _buffer(self, shape):
+        """The output array, reused at every Eval while the shape stays (TFLite's arena)."""
+        if self.out is None or self.out.shape != shape:
+            self.out = np.empty(shape, self.out_dtype)
+        return self.out
 
     def eval(self, inputs):
         return [self.fn(inputs[0])]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels.argminmax import arg_max, arg_min
-from nnsim.kernels.reduce import mean
+from nnsim.kernels.reduce import mean, prepare_mean
 from nnsim.tflite.builtins._base import BuiltinOp
 from nnsim.tflite.options import ReducerOptions
 
@@ -27,6 +27,7 @@ class Mean(BuiltinOp):
         if self.dtype not in _QUANT + (np.dtype(np.float32),):
             raise node.error(f"type {self.dtype.name} is not supported", unsupported=True)
         self.q = {}
+        self.plan = None
         if self.dtype in _QUANT:
             in_scale, in_zp = node.require_quant(node.input(0))
             out_scale, out_zp = node.require_quant(node.output(0))
@@ -40,10 +41,23 @@ class Mean(BuiltinOp):
 
     def prepare(self, shapes):
         axes = self.node.const_input(1)
-        return [None if axes is None else self._out_shape(shapes[0], axes)]
+        self.plan = None
+        if axes is None:
+            return [None]
+        out_shape = self._out_shape(shapes[0], axes)
+        try:    # TFLite's Prepare: multipliers and buffers once
+            self.plan = prepare_mean(shapes[0], self.dtype, _axes(self.node, axes,
+                                                                  len(shapes[0]))[1],
+                                     self.keep_dims, variant="reference", **self.q)
+            self.x_shape = tuple(shapes[0])
+        except (ValueError, TypeError):
+            self.plan = None    # Eval calls the kernel, which raises at invoke time
+        return [out_shape]
 
     def eval(self, inputs):
         x, axes = inputs[0], inputs[1]
+        if self.plan is not None and x.shape == self.x_shape:
+            return [self.plan.run(x)]
         _, raw = _axes(self.node, axes, x.ndim)
         return [mean(x, raw, self.keep_dims, variant="reference", **self.q)]
 

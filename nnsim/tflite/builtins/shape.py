@@ -52,7 +52,7 @@ class Reshape(BuiltinOp):
         self.from_tensor = shape_t is not None and len(shape_t.shape) == 1 \
             and node.dtype_in(1) in (np.dtype(np.int32), np.dtype(np.int64))
         opts = node.op.options
-        self.new_shape = None
+        self.new_shape = self.in_shape = None
         if not self.from_tensor:
             if not isinstance(opts, ReshapeOptions) or opts.new_shape is None:
                 raise node.error("no shape input and no new_shape option")
@@ -81,12 +81,16 @@ class Reshape(BuiltinOp):
         return np.asarray(value if value is not None else self.node.const_input(1)).reshape(-1)
 
     def prepare(self, shapes):
+        self.in_shape = None
         if self.from_tensor and self.node.const_input(1) is None:
             return [None]
         self.out_shape = self._resolve(shapes[0], self._spec())
+        self.in_shape = tuple(shapes[0])
         return [self.out_shape]
 
     def eval(self, inputs):
+        if inputs[0].shape == self.in_shape:   # constant shape, resolved in prepare
+            return [inputs[0].reshape(self.out_shape)]
         spec = self._spec(inputs[1] if self.from_tensor else None)
         return [np.reshape(inputs[0], self._resolve(inputs[0].shape, spec))]
 
