@@ -175,7 +175,7 @@ class _Plan:
         self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w, hp, wp, cin, self.mode,
                              *runs], np.int64)
         self.cols = np.zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
-        self.rb = np.zeros(_BLOCK + _ROWS, np.int64)
+        self.rb = np.zeros(_BLOCK + 2 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
 
     def _weights(self, w):
@@ -282,7 +282,7 @@ def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
 @njit(_nrt=False)
 def _row_bases(geo, p0, n, out_h, out_w, rb):
     """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
-    n .. n + 3 repeat the last one (whole micro-kernels read them, nothing is stored)."""
+    n .. n + 7 repeat the last one (whole micro-kernels read them, nothing is stored)."""
     kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
     hp, wp, cp, mode, seg = geo[6], geo[7], geo[8], geo[9], geo[11]
     if mode == _DIRECT:
@@ -303,7 +303,7 @@ def _row_bases(geo, p0, n, out_h, out_w, rb):
                 if oy == out_h:
                     oy = 0
                     b += 1
-    for j in range(n, n + _ROWS):
+    for j in range(n, n + 2 * _ROWS):
         rb[j] = rb[n - 1]
 
 
@@ -585,18 +585,17 @@ def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
         while c0 < cout:
             ncol = min(4, (cout - c0 + 15) // 16)
             stride = ncol * 16
-            for j in range(0, n, _ROWS):
-                rows = min(_ROWS, n - j)
-                r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
-                o = (p0 + j) * cout + c0
-                if ncol == 4:
-                    _fk4(src, r0, r1, r2, r3, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi,
-                         oflat, o, cout, rows, cout - c0, scratch)
-                else:
+            if ncol == 4:
+                for j in range(0, n, _ROWS):
+                    _fk4(src, rb[j], rb[j + 1], rb[j + 2], rb[j + 3], dy, kh, seg, wp, woff,
+                         stride, bias, c0, lo, hi, oflat, (p0 + j) * cout + c0, cout,
+                         min(_ROWS, n - j), cout - c0, scratch)
+            else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
+                for j in range(0, n, 2 * _ROWS):
                     for c in range(ncol):
-                        _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, woff + 16 * c, stride, bias,
-                             c0 + 16 * c, lo, hi, oflat, o + 16 * c, cout, rows,
-                             cout - c0 - 16 * c, scratch)
+                        _fk1x8(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias,
+                               c0 + 16 * c, lo, hi, oflat, (p0 + j) * cout + c0 + 16 * c, cout,
+                               min(2 * _ROWS, n - j), cout - c0 - 16 * c, scratch)
             woff += k * stride
             c0 += _TILE
     return out
@@ -665,10 +664,13 @@ def _fk4(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, 
 
 
 @njit(_nrt=False)
-def _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
-         scratch):
-    """:func:`_fk4` for 16 channels."""
+def _fk1x8(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
+           scratch):
+    """:func:`_fk4` for 16 channels and 8 pixels (patches at ``rb[j:j + 8]``)."""
+    r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+    r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
     a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+    a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     p = wo
     for ky in range(kh):
         t = ky * dy
@@ -679,6 +681,10 @@ def _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, 
             a1 = vf_muladd(a1, vf_bcast(src, r1 + t), w0)
             a2 = vf_muladd(a2, vf_bcast(src, r2 + t), w0)
             a3 = vf_muladd(a3, vf_bcast(src, r3 + t), w0)
+            a4 = vf_muladd(a4, vf_bcast(src, r4 + t), w0)
+            a5 = vf_muladd(a5, vf_bcast(src, r5 + t), w0)
+            a6 = vf_muladd(a6, vf_bcast(src, r6 + t), w0)
+            a7 = vf_muladd(a7, vf_bcast(src, r7 + t), w0)
             t += 1
     _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
     if rows > 1:
@@ -687,6 +693,14 @@ def _fk1(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, 
         _emit_f(a2, bias, c, lo, hi, out, o + 2 * cout, cv, scratch)
     if rows > 3:
         _emit_f(a3, bias, c, lo, hi, out, o + 3 * cout, cv, scratch)
+    if rows > 4:
+        _emit_f(a4, bias, c, lo, hi, out, o + 4 * cout, cv, scratch)
+    if rows > 5:
+        _emit_f(a5, bias, c, lo, hi, out, o + 5 * cout, cv, scratch)
+    if rows > 6:
+        _emit_f(a6, bias, c, lo, hi, out, o + 6 * cout, cv, scratch)
+    if rows > 7:
+        _emit_f(a7, bias, c, lo, hi, out, o + 7 * cout, cv, scratch)
 
 
 # --- requantization of an accumulator matrix (tests, and any core that needs it) ---------------
