@@ -388,23 +388,18 @@ def _tile(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, 
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
     (``gpr`` groups of 4 taps per run)."""
     stride = ncol * 64
-    for j in range(0, n, _ROWS):
-        rows = min(_ROWS, n - j)
-        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
-        oj = o + j * cout
-        if ncol == 4:
-            _mk4(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
-                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
-        elif ncol >= 2:
-            _mk2(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
-                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
-            if ncol == 3:
-                _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff + 128, stride, xmask, qp,
-                     c0 + 32, cpad, ex[j:], zp, lo, hi, out, oj + 32, cout, rows,
-                     cout - c0 - 32, scratch)
-        else:
-            _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad,
-                 ex[j:], zp, lo, hi, out, oj, cout, rows, cout - c0, scratch)
+    if ncol == 4:
+        _mk4(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
+    elif ncol >= 2:
+        _mk2(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
+        if ncol == 3:
+            _mk1(src, rb, n, dy, kh, gpr, wp, woff + 128, stride, xmask, qp, c0 + 32, cpad, ex,
+                 zp, lo, hi, out, o + 32, cout, cout - c0 - 32, scratch)
+    else:
+        _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
 
 
 @njit(_nrt=False)
@@ -419,149 +414,162 @@ def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count, scratch):
 
 
 @njit(_nrt=False)
-def _mk4(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
-         o, cout, rows, cv, scratch):
-    """4 pixels (patch runs at ``src[r + ky * dy]``) x 64 channels (``wp[wo:]``, ``ws`` bytes
-    per group of 4 taps) -> ``out[o + r * cout:]``, first ``rows`` pixels, ``cv`` channels;
-    ``ex[r]`` is added to the accumulators of pixel r."""
+def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
+    """``n`` pixels, 4 at a time (patch runs at ``src[rb[j] + ky * dy]``), x 64 channels
+    (``wp[wo:]``, ``ws`` bytes per group of 4 taps) -> ``out[o0 + j * cout:]``, ``cv``
+    channels kept; ``ex[j]`` is added to the accumulators of pixel j."""
     m = vi_splat(xmask)
-    a00, a01, a02, a03 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    a10, a11, a12, a13 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    a20, a21, a22, a23 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    a30, a31, a32, a33 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    p = wo
-    for ky in range(kh):
-        t = ky * dy
-        for _ in range(gpr):
-            w0, w1, w2, w3 = vi_load(wp, p), vi_load(wp, p + 64), vi_load(wp, p + 128), \
-                vi_load(wp, p + 192)
-            p += ws
-            b = vi_xor(vi_bcast4(src, r0 + t), m)
-            a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
-            a02, a03 = vi_dpbusd(a02, b, w2), vi_dpbusd(a03, b, w3)
-            b = vi_xor(vi_bcast4(src, r1 + t), m)
-            a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
-            a12, a13 = vi_dpbusd(a12, b, w2), vi_dpbusd(a13, b, w3)
-            b = vi_xor(vi_bcast4(src, r2 + t), m)
-            a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
-            a22, a23 = vi_dpbusd(a22, b, w2), vi_dpbusd(a23, b, w3)
-            b = vi_xor(vi_bcast4(src, r3 + t), m)
-            a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
-            a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
-            t += 4
-    if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
-        e = ex[0]
-        vi_store(vi_pack8(vi_requant(a00, qp, c, cpad, e, zp, lo, hi),
-                          vi_requant(a01, qp, c + 16, cpad, e, zp, lo, hi),
-                          vi_requant(a02, qp, c + 32, cpad, e, zp, lo, hi),
-                          vi_requant(a03, qp, c + 48, cpad, e, zp, lo, hi)), out, o)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a02, a03 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a10, a11, a12, a13 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a20, a21, a22, a23 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a30, a31, a32, a33 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0, w1, w2, w3 = vi_load(wp, p), vi_load(wp, p + 64), vi_load(wp, p + 128), \
+                    vi_load(wp, p + 192)
+                p += ws
+                b = vi_xor(vi_bcast4(src, r0 + t), m)
+                a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+                a02, a03 = vi_dpbusd(a02, b, w2), vi_dpbusd(a03, b, w3)
+                b = vi_xor(vi_bcast4(src, r1 + t), m)
+                a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+                a12, a13 = vi_dpbusd(a12, b, w2), vi_dpbusd(a13, b, w3)
+                b = vi_xor(vi_bcast4(src, r2 + t), m)
+                a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+                a22, a23 = vi_dpbusd(a22, b, w2), vi_dpbusd(a23, b, w3)
+                b = vi_xor(vi_bcast4(src, r3 + t), m)
+                a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+                a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
+                t += 4
+        if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
+            e = ex[j]
+            vi_store(vi_pack8(vi_requant(a00, qp, c, cpad, e, zp, lo, hi),
+                              vi_requant(a01, qp, c + 16, cpad, e, zp, lo, hi),
+                              vi_requant(a02, qp, c + 32, cpad, e, zp, lo, hi),
+                              vi_requant(a03, qp, c + 48, cpad, e, zp, lo, hi)), out, o)
+            if rows > 1:
+                e = ex[j + 1]
+                vi_store(vi_pack8(vi_requant(a10, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a11, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a12, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a13, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + cout)
+            if rows > 2:
+                e = ex[j + 2]
+                vi_store(vi_pack8(vi_requant(a20, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a21, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a22, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a23, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + 2 * cout)
+            if rows > 3:
+                e = ex[j + 3]
+                vi_store(vi_pack8(vi_requant(a30, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a31, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a32, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a33, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + 3 * cout)
+            continue
+        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit(a02, qp, c + 32, cpad, ex[j], zp, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit(a03, qp, c + 48, cpad, ex[j], zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 1:
-            e = ex[1]
-            vi_store(vi_pack8(vi_requant(a10, qp, c, cpad, e, zp, lo, hi),
-                              vi_requant(a11, qp, c + 16, cpad, e, zp, lo, hi),
-                              vi_requant(a12, qp, c + 32, cpad, e, zp, lo, hi),
-                              vi_requant(a13, qp, c + 48, cpad, e, zp, lo, hi)), out, o + cout)
+            o += cout
+            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a12, qp, c + 32, cpad, ex[j + 1], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a13, qp, c + 48, cpad, ex[j + 1], zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 2:
-            e = ex[2]
-            vi_store(vi_pack8(vi_requant(a20, qp, c, cpad, e, zp, lo, hi),
-                              vi_requant(a21, qp, c + 16, cpad, e, zp, lo, hi),
-                              vi_requant(a22, qp, c + 32, cpad, e, zp, lo, hi),
-                              vi_requant(a23, qp, c + 48, cpad, e, zp, lo, hi)), out,
-                     o + 2 * cout)
+            o += cout
+            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a22, qp, c + 32, cpad, ex[j + 2], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a23, qp, c + 48, cpad, ex[j + 2], zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 3:
-            e = ex[3]
-            vi_store(vi_pack8(vi_requant(a30, qp, c, cpad, e, zp, lo, hi),
-                              vi_requant(a31, qp, c + 16, cpad, e, zp, lo, hi),
-                              vi_requant(a32, qp, c + 32, cpad, e, zp, lo, hi),
-                              vi_requant(a33, qp, c + 48, cpad, e, zp, lo, hi)), out,
-                     o + 3 * cout)
-        return
-    _emit(a00, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
-    _emit(a01, qp, c + 16, cpad, ex[0], zp, lo, hi, out, o + 16, cv - 16, scratch)
-    _emit(a02, qp, c + 32, cpad, ex[0], zp, lo, hi, out, o + 32, cv - 32, scratch)
-    _emit(a03, qp, c + 48, cpad, ex[0], zp, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 1:
-        o += cout
-        _emit(a10, qp, c, cpad, ex[1], zp, lo, hi, out, o, cv, scratch)
-        _emit(a11, qp, c + 16, cpad, ex[1], zp, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit(a12, qp, c + 32, cpad, ex[1], zp, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit(a13, qp, c + 48, cpad, ex[1], zp, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 2:
-        o += cout
-        _emit(a20, qp, c, cpad, ex[2], zp, lo, hi, out, o, cv, scratch)
-        _emit(a21, qp, c + 16, cpad, ex[2], zp, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit(a22, qp, c + 32, cpad, ex[2], zp, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit(a23, qp, c + 48, cpad, ex[2], zp, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 3:
-        o += cout
-        _emit(a30, qp, c, cpad, ex[3], zp, lo, hi, out, o, cv, scratch)
-        _emit(a31, qp, c + 16, cpad, ex[3], zp, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit(a32, qp, c + 32, cpad, ex[3], zp, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit(a33, qp, c + 48, cpad, ex[3], zp, lo, hi, out, o + 48, cv - 48, scratch)
+            o += cout
+            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a32, qp, c + 32, cpad, ex[j + 3], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a33, qp, c + 48, cpad, ex[j + 3], zp, lo, hi, out, o + 48, cv - 48, scratch)
 
 
 @njit(_nrt=False)
-def _mk2(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
-         o, cout, rows, cv, scratch):
+def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
     """:func:`_mk4` for 32 channels."""
     m = vi_splat(xmask)
-    a00, a01, a10, a11 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    a20, a21, a30, a31 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    p = wo
-    for ky in range(kh):
-        t = ky * dy
-        for _ in range(gpr):
-            w0, w1 = vi_load(wp, p), vi_load(wp, p + 64)
-            p += ws
-            b = vi_xor(vi_bcast4(src, r0 + t), m)
-            a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
-            b = vi_xor(vi_bcast4(src, r1 + t), m)
-            a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
-            b = vi_xor(vi_bcast4(src, r2 + t), m)
-            a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
-            b = vi_xor(vi_bcast4(src, r3 + t), m)
-            a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
-            t += 4
-    _emit(a00, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
-    _emit(a01, qp, c + 16, cpad, ex[0], zp, lo, hi, out, o + 16, cv - 16, scratch)
-    if rows > 1:
-        o += cout
-        _emit(a10, qp, c, cpad, ex[1], zp, lo, hi, out, o, cv, scratch)
-        _emit(a11, qp, c + 16, cpad, ex[1], zp, lo, hi, out, o + 16, cv - 16, scratch)
-    if rows > 2:
-        o += cout
-        _emit(a20, qp, c, cpad, ex[2], zp, lo, hi, out, o, cv, scratch)
-        _emit(a21, qp, c + 16, cpad, ex[2], zp, lo, hi, out, o + 16, cv - 16, scratch)
-    if rows > 3:
-        o += cout
-        _emit(a30, qp, c, cpad, ex[3], zp, lo, hi, out, o, cv, scratch)
-        _emit(a31, qp, c + 16, cpad, ex[3], zp, lo, hi, out, o + 16, cv - 16, scratch)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a10, a11 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a20, a21, a30, a31 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0, w1 = vi_load(wp, p), vi_load(wp, p + 64)
+                p += ws
+                b = vi_xor(vi_bcast4(src, r0 + t), m)
+                a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+                b = vi_xor(vi_bcast4(src, r1 + t), m)
+                a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+                b = vi_xor(vi_bcast4(src, r2 + t), m)
+                a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+                b = vi_xor(vi_bcast4(src, r3 + t), m)
+                a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+                t += 4
+        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 1:
+            o += cout
+            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 2:
+            o += cout
+            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 3:
+            o += cout
+            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
 
 
 @njit(_nrt=False)
-def _mk1(src, r0, r1, r2, r3, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi, out,
-         o, cout, rows, cv, scratch):
+def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
     """:func:`_mk4` for 16 channels."""
     m = vi_splat(xmask)
-    a0, a1, a2, a3 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-    p = wo
-    for ky in range(kh):
-        t = ky * dy
-        for _ in range(gpr):
-            w0 = vi_load(wp, p)
-            p += ws
-            a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, r0 + t), m), w0)
-            a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, r1 + t), m), w0)
-            a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
-            a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
-            t += 4
-    _emit(a0, qp, c, cpad, ex[0], zp, lo, hi, out, o, cv, scratch)
-    if rows > 1:
-        _emit(a1, qp, c, cpad, ex[1], zp, lo, hi, out, o + cout, cv, scratch)
-    if rows > 2:
-        _emit(a2, qp, c, cpad, ex[2], zp, lo, hi, out, o + 2 * cout, cv, scratch)
-    if rows > 3:
-        _emit(a3, qp, c, cpad, ex[3], zp, lo, hi, out, o + 3 * cout, cv, scratch)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a0, a1, a2, a3 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0 = vi_load(wp, p)
+                p += ws
+                a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, r0 + t), m), w0)
+                a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, r1 + t), m), w0)
+                a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
+                a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
+                t += 4
+        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        if rows > 1:
+            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv, scratch)
+        if rows > 2:
+            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv, scratch)
+        if rows > 3:
+            _emit(a3, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o + 3 * cout, cv, scratch)
 
 
 # --- float core --------------------------------------------------------------------------------
@@ -586,10 +594,8 @@ def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
             ncol = min(4, (cout - c0 + 15) // 16)
             stride = ncol * 16
             if ncol == 4:
-                for j in range(0, n, _ROWS):
-                    _fk4(src, rb[j], rb[j + 1], rb[j + 2], rb[j + 3], dy, kh, seg, wp, woff,
-                         stride, bias, c0, lo, hi, oflat, (p0 + j) * cout + c0, cout,
-                         min(_ROWS, n - j), cout - c0, scratch)
+                _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
+                     p0 * cout + c0, cout, cout - c0, scratch)
             else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
                 for j in range(0, n, 2 * _ROWS):
                     for c in range(ncol):
@@ -612,55 +618,59 @@ def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
 
 
 @njit(_nrt=False)
-def _fk4(src, r0, r1, r2, r3, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
-         scratch):
-    """4 pixels x 64 channels, float: taps one at a time in k order from 0.0 (no FMA)."""
-    a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    a10, a11, a12, a13 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    a20, a21, a22, a23 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    a30, a31, a32, a33 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    p = wo
-    for ky in range(kh):
-        t = ky * dy
-        for _ in range(seg):
-            w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
-                vf_load(wp, p + 48)
-            p += ws
-            b = vf_bcast(src, r0 + t)
-            a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
-            a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
-            b = vf_bcast(src, r1 + t)
-            a10, a11 = vf_muladd(a10, b, w0), vf_muladd(a11, b, w1)
-            a12, a13 = vf_muladd(a12, b, w2), vf_muladd(a13, b, w3)
-            b = vf_bcast(src, r2 + t)
-            a20, a21 = vf_muladd(a20, b, w0), vf_muladd(a21, b, w1)
-            a22, a23 = vf_muladd(a22, b, w2), vf_muladd(a23, b, w3)
-            b = vf_bcast(src, r3 + t)
-            a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
-            a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
-            t += 1
-    _emit_f(a00, bias, c, lo, hi, out, o, cv, scratch)
-    _emit_f(a01, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
-    _emit_f(a02, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
-    _emit_f(a03, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 1:
-        o += cout
-        _emit_f(a10, bias, c, lo, hi, out, o, cv, scratch)
-        _emit_f(a11, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit_f(a12, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit_f(a13, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 2:
-        o += cout
-        _emit_f(a20, bias, c, lo, hi, out, o, cv, scratch)
-        _emit_f(a21, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit_f(a22, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit_f(a23, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
-    if rows > 3:
-        o += cout
-        _emit_f(a30, bias, c, lo, hi, out, o, cv, scratch)
-        _emit_f(a31, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit_f(a32, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit_f(a33, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv, scratch):
+    """``n`` pixels, 4 at a time, x 64 channels, float: taps one at a time in k order from 0.0
+    (no FMA)."""
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a10, a11, a12, a13 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a20, a21, a22, a23 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a30, a31, a32, a33 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(seg):
+                w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
+                    vf_load(wp, p + 48)
+                p += ws
+                b = vf_bcast(src, r0 + t)
+                a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
+                a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
+                b = vf_bcast(src, r1 + t)
+                a10, a11 = vf_muladd(a10, b, w0), vf_muladd(a11, b, w1)
+                a12, a13 = vf_muladd(a12, b, w2), vf_muladd(a13, b, w3)
+                b = vf_bcast(src, r2 + t)
+                a20, a21 = vf_muladd(a20, b, w0), vf_muladd(a21, b, w1)
+                a22, a23 = vf_muladd(a22, b, w2), vf_muladd(a23, b, w3)
+                b = vf_bcast(src, r3 + t)
+                a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
+                a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
+                t += 1
+        _emit_f(a00, bias, c, lo, hi, out, o, cv, scratch)
+        _emit_f(a01, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit_f(a02, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit_f(a03, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 1:
+            o += cout
+            _emit_f(a10, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a11, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a12, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a13, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 2:
+            o += cout
+            _emit_f(a20, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a21, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a22, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a23, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 3:
+            o += cout
+            _emit_f(a30, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a31, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a32, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a33, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
 
 
 @njit(_nrt=False)
