@@ -20,8 +20,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_zero,
-                                vi_add, vi_dpwssd, vi_load, vi_load8s, vi_load8u, vi_requant,
-                                vi_store8, vi_zero)
+                                vi_add, vi_dpwssd, vi_load, vi_load8, vi_requant,
+                                vi_store8, vi_store8n, vf_storen, vi_zero)
 from nnsim.kernels.gemm import _fill_padded, requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
@@ -178,14 +178,14 @@ class _Plan:
             _dw_float_core(src, hp, wp, self.geo, self.weights, self.bias, self.clamp,
                            out.reshape(-1), self.out_shape, self.cpad)
         else:
-            _dw_quant_core(src.view(np.uint8), x.dtype == np.int8, hp, wp, self.geo,
+            _dw_quant_core(src.view(x.dtype), hp, wp, self.geo,
                            self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1),
                            self.out_shape, self.cpad)
         return out
 
 
 @njit
-def _dw_quant_core(x, signed, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
+def _dw_quant_core(x, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
     kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
     zp, lo, hi = prm[0], prm[1], prm[2]
     batches, out_h, out_w, cout = out_shape
@@ -197,12 +197,12 @@ def _dw_quant_core(x, signed, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
             o0 = ((b * out_h + oy) * out_w) * cout
             for c in range(0, cout, 16):
                 if fast:
-                    _dw3x3_quant_row(x, signed, row0 + c, wp * cout, stride_w * cout, cout,
+                    _dw3x3_quant_row(x, row0 + c, wp * cout, stride_w * cout, cout,
                                      w, c, cpad, qp, zp, lo, hi, out, o0 + c, out_w,
                                      cout - c, scratch)
                 else:
                     for ox in range(out_w):
-                        acc = _dw_quant_taps(x, signed, row0 + ox * stride_w * cout + c, kh,
+                        acc = _dw_quant_taps(x, row0 + ox * stride_w * cout + c, kh,
                                              kw, dil_h * wp * cout, dil_w * cout, w, c, cpad)
                         _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
                                  o0 + ox * cout + c, cout - c, scratch)
@@ -210,16 +210,11 @@ def _dw_quant_core(x, signed, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
 
 
 @njit(_nrt=False)
-def _load_x(x, i, signed):
-    return vi_load8s(x, i) if signed else vi_load8u(x, i)
-
-
-@njit(_nrt=False)
-def _dw_quant_taps(x, signed, i0, kh, kw, dy, dx, w, c, cpad):
+def _dw_quant_taps(x, i0, kh, kw, dy, dx, w, c, cpad):
     acc = vi_zero()
     for ky in range(kh):
         for kx in range(kw):
-            acc = vi_dpwssd(acc, _load_x(x, i0 + ky * dy + kx * dx, signed),
+            acc = vi_dpwssd(acc, vi_load8(x, i0 + ky * dy + kx * dx),
                             vi_load(w, (ky * kw + kx) * cpad + c))
     return acc
 
@@ -229,13 +224,11 @@ def _store_q(r, out, o, count, scratch):
     if count >= 16:
         vi_store8(r, out, o)
     else:
-        vi_store8(r, scratch, 0)
-        for i in range(count):
-            out[o + i] = scratch[i]
+        vi_store8n(r, out, o, count)
 
 
 @njit(_nrt=False)
-def _dw3x3_quant_row(x, signed, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
+def _dw3x3_quant_row(x, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
                      out_w, count, scratch):
     """One output row of 16 channels of a 3x3 undilated window (weights in registers)."""
     w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
@@ -243,16 +236,16 @@ def _dw3x3_quant_row(x, signed, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, 
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
     for ox in range(out_w):
         i = i0 + ox * step
-        a = vi_dpwssd(vi_zero(), _load_x(x, i, signed), w0)
-        b = vi_dpwssd(vi_zero(), _load_x(x, i + dy, signed), w3)
-        a = vi_dpwssd(a, _load_x(x, i + cout, signed), w1)
-        b = vi_dpwssd(b, _load_x(x, i + dy + cout, signed), w4)
-        a = vi_dpwssd(a, _load_x(x, i + 2 * cout, signed), w2)
-        b = vi_dpwssd(b, _load_x(x, i + dy + 2 * cout, signed), w5)
+        a = vi_dpwssd(vi_zero(), vi_load8(x, i), w0)
+        b = vi_dpwssd(vi_zero(), vi_load8(x, i + dy), w3)
+        a = vi_dpwssd(a, vi_load8(x, i + cout), w1)
+        b = vi_dpwssd(b, vi_load8(x, i + dy + cout), w4)
+        a = vi_dpwssd(a, vi_load8(x, i + 2 * cout), w2)
+        b = vi_dpwssd(b, vi_load8(x, i + dy + 2 * cout), w5)
         i += 2 * dy
-        a = vi_dpwssd(a, _load_x(x, i, signed), w6)
-        b = vi_dpwssd(b, _load_x(x, i + cout, signed), w7)
-        a = vi_dpwssd(a, _load_x(x, i + 2 * cout, signed), w8)
+        a = vi_dpwssd(a, vi_load8(x, i), w6)
+        b = vi_dpwssd(b, vi_load8(x, i + cout), w7)
+        a = vi_dpwssd(a, vi_load8(x, i + 2 * cout), w8)
         _store_q(vi_requant(vi_add(a, b), qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout,
                  count, scratch)
 
@@ -321,6 +314,4 @@ def _store_f(r, out, o, count, scratch):
     if count >= 16:
         vf_store(r, out, o)
     else:
-        vf_store(r, scratch, 0)
-        for i in range(count):
-            out[o + i] = scratch[i]
+        vf_storen(r, out, o, count)

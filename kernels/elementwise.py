@@ -20,8 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import (njit, vi_add, vi_load8s, vi_load8u, vi_mul, vi_requant, vi_splat,
-                                vi_store8)
+from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_mul, vi_requant, vi_splat, vi_store8
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
@@ -148,7 +147,7 @@ class _BinaryPlan:
         else:
             _, fa, fb = _broadcast(np.asarray(a), np.asarray(b))
         if self.quantized:
-            _quant_core(fa.view(np.uint8), fb.view(np.uint8), self.tables, self.prm,
+            _quant_core(fa, fb, self.tables, self.prm,
                         out.reshape(-1).view(np.uint8))
             return out
         _float_core(self.op, fa.astype(np.float32, copy=False),
@@ -164,7 +163,7 @@ def _quant_core(a, b, tables, prm, out):
     for i in range(0, full, 16):
         _quant16(a, b, i, tables, prm, out, i)
     if full < n:
-        ta, tb, to = np.zeros(16, np.uint8), np.zeros(16, np.uint8), np.zeros(16, np.uint8)
+        ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
         ta[:n - full] = a[full:]
         tb[:n - full] = b[full:]
         _quant16(ta, tb, 0, tables, prm, to, 0)
@@ -175,8 +174,8 @@ def _quant_core(a, b, tables, prm, out):
 @njit(_nrt=False)
 def _quant16(a, b, i, tables, prm, out, o):
     op, zp1, zp2, zpo, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
-    va = vi_add(vi_load8s(a, i) if prm[6] else vi_load8u(a, i), vi_splat(-zp1))
-    vb = vi_add(vi_load8s(b, i) if prm[7] else vi_load8u(b, i), vi_splat(-zp2))
+    va = vi_add(vi_load8(a, i), vi_splat(-zp1))   # sign- or zero-extended by dtype
+    vb = vi_add(vi_load8(b, i), vi_splat(-zp2))
     if op == _MUL:
         r = vi_requant(vi_mul(va, vb), tables, 0, 16, 0, zpo, lo, hi)
     else:

@@ -13,8 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import (njit, vi_add, vi_load8s, vi_load8u, vi_requant, vi_splat,
-                                vi_store8)
+from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_requant, vi_splat, vi_store8
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
@@ -106,9 +105,8 @@ def prepare_requantize(*, in_scale, in_zp, out_scale, out_zp, out_dtype):
     table = requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
 
     def run(x, out):
-        _requantize_core(np.ascontiguousarray(x).reshape(-1).view(np.uint8),
-                         x.dtype == np.int8, int(in_zp), table, int(out_zp), qmin, qmax,
-                         out.reshape(-1).view(np.uint8))
+        _requantize_core(np.ascontiguousarray(x).reshape(-1), int(in_zp), table, int(out_zp),
+                         qmin, qmax, out.reshape(-1).view(np.uint8))
         return out
     return run
 
@@ -146,21 +144,21 @@ def _dequantize_per_channel_core(x, scales, inner, out):
 
 
 @njit
-def _requantize_core(x, signed, in_zp, table, out_zp, qmin, qmax, out):
+def _requantize_core(x, in_zp, table, out_zp, qmin, qmax, out):
     """``clamp(MBQM(q - in_zp, M, S) + out_zp)``, 16 values at a time (bytes in and out)."""
     n = x.size
     full = n - n % 16
     for i in range(0, full, 16):
-        _requantize16(x, i, signed, in_zp, table, out_zp, qmin, qmax, out, i)
+        _requantize16(x, i, in_zp, table, out_zp, qmin, qmax, out, i)
     if full < n:
-        tin, tout = np.zeros(16, np.uint8), np.zeros(16, np.uint8)
+        tin, tout = np.zeros(16, x.dtype), np.zeros(16, np.uint8)
         tin[:n - full] = x[full:]
-        _requantize16(tin, 0, signed, in_zp, table, out_zp, qmin, qmax, tout, 0)
+        _requantize16(tin, 0, in_zp, table, out_zp, qmin, qmax, tout, 0)
         out[full:] = tout[:n - full]
     return out
 
 
 @njit(_nrt=False)
-def _requantize16(x, i, signed, in_zp, table, out_zp, qmin, qmax, out, o):
-    v = vi_add(vi_load8s(x, i) if signed else vi_load8u(x, i), vi_splat(-in_zp))
+def _requantize16(x, i, in_zp, table, out_zp, qmin, qmax, out, o):
+    v = vi_add(vi_load8(x, i), vi_splat(-in_zp))   # sign- or zero-extended by dtype
     vi_store8(vi_requant(v, table, 0, 16, 0, out_zp, qmin, qmax), out, o)
