@@ -16,6 +16,8 @@ skipped one; float padding holds
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import _common as cm
@@ -164,24 +166,33 @@ class _Plan:
 
     def run(self, x, out):
         """``out`` = the depthwise convolution of ``x`` (C-contiguous, the plan's dtype)."""
-        if self.copy:
-            if self.m > 1:
-                self.inner[...] = np.repeat(x, self.m, axis=3)
-            else:
-                hp, wp = self.padded_hw
-                _fill_padded(x, hp, wp, self.pt, self.pl, np.uint8(0), self.padded)
-            src = self.padded
-        else:
-            src = x.reshape(-1)
+        self.bind(x, out)()
+        return out
+
+    def bind(self, x, out):
+        """A function of no arguments computing ``out`` from the current contents of ``x``
+        (both arrays fixed: an interpreter's tensor buffers)."""
         hp, wp = self.padded_hw
         if out.dtype.kind == "f":
-            _dw_float_core(src, hp, wp, self.geo, self.weights, self.bias, self.clamp,
-                           out.reshape(-1), self.out_shape, self.cpad)
+            core = _dw_float_core
+            args = (hp, wp, self.geo, self.weights, self.bias, self.clamp, out.reshape(-1),
+                    self.out_shape, self.cpad)
         else:
-            _dw_quant_core(src.view(x.dtype), hp, wp, self.geo,
-                           self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1),
-                           self.out_shape, self.cpad)
-        return out
+            core = _dw_quant_core
+            args = (hp, wp, self.geo, self.weights, self.qp, self.prm,
+                    out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
+        if not self.copy:
+            return partial(core, x.reshape(-1).view(x.dtype), *args)
+        return partial(_copy_then, self, x, core, args)
+
+
+def _copy_then(plan, x, core, args):
+    if plan.m > 1:
+        plan.inner[...] = np.repeat(x, plan.m, axis=3)
+    else:
+        hp, wp = plan.padded_hw
+        _fill_padded(x, hp, wp, plan.pt, plan.pl, np.uint8(0), plan.padded)
+    core(plan.padded.view(x.dtype), *args)
 
 
 @njit

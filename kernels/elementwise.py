@@ -17,6 +17,8 @@ Float: the float32 operation, then the fused activation clamp.
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import _common as cm
@@ -140,6 +142,19 @@ class _BinaryPlan:
         self.lo, self.hi = cm.float_clamp(fuse)
         self.out_dtype = np.dtype(np.float32)
         self.cast = a_dtype
+
+    def bind(self, a, b, out):
+        """A function of no arguments computing ``out`` from the current contents of ``a`` and
+        ``b`` (same shapes, all three arrays fixed), or None when not supported."""
+        if not self.same or not (a.flags.c_contiguous and b.flags.c_contiguous):
+            return None
+        if self.quantized:
+            return partial(_quant_core, a.reshape(-1), b.reshape(-1), self.tables, self.prm,
+                           out.reshape(-1).view(np.uint8))
+        if a.dtype != np.float32 or b.dtype != np.float32:
+            return None
+        return partial(_float_core, self.op, a.reshape(-1), b.reshape(-1), self.lo, self.hi,
+                       out.reshape(-1))
 
     def run(self, a, b, out):
         if self.same:

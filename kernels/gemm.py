@@ -25,6 +25,7 @@ then ``+ bias`` and the clamp: TFLite's reference order, lane by lane.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import NamedTuple
 
 import numpy as np
@@ -186,13 +187,6 @@ class _Plan:
             w = np.concatenate([w, pad], axis=2)
         return w.reshape(w.shape[0], -1)
 
-    def _source(self, x):
-        if self.mode == _DIRECT:
-            return x.reshape(-1)
-        _fill_padded(x, self.geo[6], self.geo[7], self.pads[0], self.pads[1], np.uint8(0),
-                     self.padded)
-        return self.padded
-
 
 class QuantGemmPlan(_Plan):
     """A quantized convolution's constants: packed filter, folded bias, multipliers, clamp.
@@ -226,17 +220,21 @@ class QuantGemmPlan(_Plan):
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as
         given to the plan, C-contiguous)."""
-        xb = x.view(np.uint8)
-        if self.mode == _DIRECT:
-            src = xb.reshape(-1)
-        else:   # int8 -> uint8 + 128 while copying into the padded input
-            _fill_padded(xb, self.geo[6], self.geo[7], self.pads[0], self.pads[1],
-                         np.uint8(128 if self.flip else 0), self.padded)
-            src = self.padded
-        _quant_conv_core(src, self.geo, self.prm, self.wp, self.qp,
-                         out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2],
-                         self.cols, self.rb, self.sx)
+        self.bind(x, out)()
         return out
+
+    def bind(self, x, out):
+        """A function of no arguments computing ``out`` from the current contents of ``x``
+        (both arrays fixed: an interpreter's tensor buffers), with every view made once."""
+        xb = x.view(np.uint8)
+        args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
+                out.shape[1], out.shape[2], self.cols, self.rb, self.sx)
+        if self.mode == _DIRECT:
+            return partial(_quant_conv_core, xb.reshape(-1), *args)
+        # int8 -> uint8 + 128 while copying into the padded input
+        fill = (xb, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
+                np.uint8(128 if self.flip else 0), self.padded)
+        return partial(_padded_then, _quant_conv_core, fill, self.padded, args)
 
 
 class FloatGemmPlan(_Plan):
@@ -255,10 +253,24 @@ class FloatGemmPlan(_Plan):
         self.clamp = np.array([lo, hi], np.float32)
 
     def run(self, x, out):
-        _float_conv_core(self._source(x), self.geo, self.wp, self.bias, self.clamp,
-                         out.reshape(-1, self.cout), out.shape[1], out.shape[2], self.cols,
-                         self.rb)
+        self.bind(x, out)()
         return out
+
+    def bind(self, x, out):
+        """As :meth:`QuantGemmPlan.bind`."""
+        args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
+                out.shape[1], out.shape[2], self.cols, self.rb)
+        if self.mode == _DIRECT:
+            return partial(_float_conv_core, x.reshape(-1), *args)
+        fill = (x, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
+                np.uint8(0), self.padded)
+        return partial(_padded_then, _float_conv_core, fill, self.padded, args)
+
+
+def _padded_then(core, fill, padded, args):
+    """Refresh the padded input copy, then run the core on it."""
+    _fill_padded(*fill)
+    core(padded, *args)
 
 
 # --- shared: row bases of a block of output pixels, im2col -------------------------------------

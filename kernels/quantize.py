@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import _common as cm
@@ -91,24 +93,34 @@ def requantize(x_q, *, in_scale, in_zp, out_scale, out_zp, out_dtype):
     """
     x = np.asarray(x_q)
     cm.check_dtype("input", x, (np.uint8, np.int8))
-    run = prepare_requantize(in_scale=in_scale, in_zp=in_zp, out_scale=out_scale,
-                             out_zp=out_zp, out_dtype=out_dtype)
-    return run(x, np.empty(x.shape, cm.output_dtype(out_dtype, out_dtype)))
+    plan = prepare_requantize(in_scale=in_scale, in_zp=in_zp, out_scale=out_scale,
+                              out_zp=out_zp, out_dtype=out_dtype)
+    return plan.run(x, np.empty(x.shape, cm.output_dtype(out_dtype, out_dtype)))
 
 
 def prepare_requantize(*, in_scale, in_zp, out_scale, out_zp, out_dtype):
-    """The constants of :func:`requantize` once (TFLite's Prepare): returns ``run(x, out)``
-    for uint8/int8 ``x`` and an ``out`` of ``out_dtype`` and the same shape."""
-    odt = cm.output_dtype(out_dtype, out_dtype)
-    m, s = quantize_multiplier(float(np.float32(in_scale)) / float(np.float32(out_scale)))
-    qmin, qmax = qrange(odt)
-    table = requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
+    """The constants of :func:`requantize` once (TFLite's Prepare): a plan whose
+    ``run(x, out)`` requantizes uint8/int8 ``x`` into ``out`` (``out_dtype``, same shape)."""
+    return _RequantizePlan(in_scale, in_zp, out_scale, out_zp, out_dtype)
 
-    def run(x, out):
-        _requantize_core(np.ascontiguousarray(x).reshape(-1), int(in_zp), table, int(out_zp),
-                         qmin, qmax, out.reshape(-1).view(np.uint8))
+
+class _RequantizePlan:
+    def __init__(self, in_scale, in_zp, out_scale, out_zp, out_dtype):
+        odt = cm.output_dtype(out_dtype, out_dtype)
+        m, s = quantize_multiplier(float(np.float32(in_scale)) / float(np.float32(out_scale)))
+        self.qmin, self.qmax = qrange(odt)
+        self.table = requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
+        self.in_zp, self.out_zp = int(in_zp), int(out_zp)
+
+    def bind(self, x, out):
+        """A function of no arguments requantizing the current contents of ``x`` into
+        ``out`` (both fixed, C-contiguous)."""
+        return partial(_requantize_core, x.reshape(-1), self.in_zp, self.table, self.out_zp,
+                       self.qmin, self.qmax, out.reshape(-1).view(np.uint8))
+
+    def run(self, x, out):
+        self.bind(np.ascontiguousarray(x), out)()
         return out
-    return run
 
 
 @njit

@@ -19,6 +19,8 @@ Float: float32 sum in input order divided by the float32 count (``reference_ops:
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import _common as cm
@@ -108,6 +110,15 @@ class _MeanPlan:
         self.sums = np.empty((outer, inner), np.int32)
         self.out = np.empty((outer, inner), dtype)
 
+    def bind(self, x):
+        """A function of no arguments computing the mean of the current contents of ``x``
+        (fixed, C-contiguous) into the plan's output buffer, or None when not supported."""
+        if not self.blocked or self.dtype.kind == "f" or not x.flags.c_contiguous:
+            return None
+        blocks = x.reshape(self.blocks)
+        return partial(_mean_quant_run, blocks, self.sums, self.table, self.offset, self.qmin,
+                       self.qmax, self.out.view(np.uint8))
+
     def run(self, x):
         if self.blocked:
             blocks = np.ascontiguousarray(x).reshape(self.blocks)
@@ -150,6 +161,11 @@ def mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count):
     bias = int(out_zp) - int(t)
     m, s = quantize_multiplier(float(np.float32(in_scale / np.float32(num * out_scale))))
     return m, s, bias
+
+
+def _mean_quant_run(blocks, sums, table, offset, qmin, qmax, out):
+    _sum_blocks_core(blocks, sums)
+    _requantize_core(sums, table, offset, qmin, qmax, out)
 
 
 @njit

@@ -24,6 +24,7 @@ rounding shift, so its entries round to the type minimum as the real values do.
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import numpy as np
 
@@ -40,7 +41,7 @@ from nnsim.kernels.fixed_point import (
     wrap_int32,
 )
 
-__all__ = ["softmax", "softmax_params"]
+__all__ = ["softmax", "softmax_params", "prepare_softmax"]
 
 _SCALED_DIFF_INTEGER_BITS = 5
 _ACCUMULATION_INTEGER_BITS = 12
@@ -89,6 +90,44 @@ def softmax(x, beta, *, axis=-1, in_scale=None, in_zp=0, out_scale=None, out_zp=
         _softmax_float_core(rows.astype(np.float32, copy=False), np.float32(beta), out)
         out = out.astype(x.dtype, copy=False)
     return np.moveaxis(out.reshape(moved.shape), -1, axis)
+
+
+def prepare_softmax(x_shape, x_dtype, beta, *, in_scale=None, in_zp=0, out_scale=None,
+                    out_zp=0):
+    """Constants of :func:`softmax` along the last axis for one input shape (TFLite's
+    Prepare). The plan's ``bind(x)`` returns a function of no arguments that writes the
+    softmax of the current contents of ``x`` (fixed, C-contiguous) into ``plan.out``."""
+    return _SoftmaxPlan(tuple(int(d) for d in x_shape), np.dtype(x_dtype), beta, in_scale,
+                        out_scale, out_zp)
+
+
+class _SoftmaxPlan:
+    def __init__(self, shape, dtype, beta, in_scale, out_scale, out_zp):
+        if len(shape) < 1:
+            raise ValueError("softmax needs rank >= 1")
+        self.depth = shape[-1]
+        self.quantized = cm.is_quantized(dtype)
+        if self.quantized:
+            self.qmin, self.qmax = qrange(dtype)
+            if out_scale is not None and (abs(float(out_scale) - 1.0 / 256) > 1e-3 / 256
+                                          or int(out_zp) != (0 if self.qmin == 0 else -128)):
+                raise ValueError("quantized softmax output must have scale 1/256 and zero "
+                                 f"point {0 if self.qmin == 0 else -128}")
+            self.params = softmax_params(beta, cm.require(in_scale, "in_scale"))
+            self.out = np.empty(shape, dtype)
+        else:
+            if dtype != np.float32:
+                raise TypeError(f"input: dtype {dtype.name} not supported (expected float32)")
+            self.beta = np.float32(beta)
+            self.out = np.empty(shape, np.float32)
+
+    def bind(self, x):
+        if x.size == 0 or self.depth == 0 or not x.flags.c_contiguous:
+            return None
+        rows, out = x.reshape(-1, self.depth), self.out.reshape(-1, self.depth)
+        if self.quantized:
+            return partial(_softmax_quant_core, rows, *self.params, self.qmin, self.qmax, out)
+        return partial(_softmax_float_core, rows, self.beta, out)
 
 
 def softmax_params(beta, in_scale):

@@ -28,6 +28,7 @@ import enum
 import logging
 import time
 from dataclasses import dataclass
+from functools import partial
 
 import numpy as np
 
@@ -135,6 +136,7 @@ class Interpreter:
         self._delegated_shapes = None
         self.execution_plan: list = [("node", i) for i in range(len(self._sg.operators))]
         self._steps, self._steps_plan = [], None
+        self._bound = None
         self._profile, self._profile_times = [], []
         self.last_delegate_executions: list = []
         self._signature_defs = self.get_signature_list()
@@ -176,6 +178,7 @@ class Interpreter:
             if not ok:
                 self._dynamic.add(index)
         self._steps_plan = None   # invoke resolves the plan again
+        self._bound = None
         self._values = {}
         for t in self._sg.tensors:
             if t.data is not None:
@@ -415,6 +418,17 @@ class Interpreter:
         values = self._values
         steps = self._steps if self._steps_plan is self.execution_plan else self._build_steps()
         clock = time.perf_counter_ns
+        bound = self._bound
+        if bound is not None and bound[0] is steps and \
+                all(values.get(i) is a for i, a in bound[1]):
+            times = []
+            for call in bound[2]:
+                start = clock()
+                call()
+                times.append(clock() - start)
+            self._profile_times, self._profile = times, None
+            self.last_delegate_executions = []
+            return
         times, executions = [], []
         for item, builtin, inputs, outputs, dtypes, dynamic in steps:
             start = clock()
@@ -431,6 +445,53 @@ class Interpreter:
         self._profile_times = times
         self._profile = None
         self.last_delegate_executions = executions
+        self._bound = self._bind(steps) if self.delegation is None else None
+
+    def _bind(self, steps):
+        """After an invoke: each step as a function of no arguments over fixed buffers (as
+        TFLite's arena: a tensor keeps its buffer from invoke to invoke), so that the next
+        invokes run the kernels without looking anything up. A builtin binds itself
+        (``BuiltinOp.bind``) when its inputs are fixed; otherwise its node is run as usual and
+        its outputs are copied into buffers of their own, which makes them fixed too. Returns
+        (steps, graph input buffers the binding relies on, calls); invoke checks the input
+        buffers are still the same objects."""
+        values = self._values
+        fixed = {t.index for t in self._sg.tensors if t.data is not None}
+        inputs = [(i, values.get(i)) for i in self._sg.inputs if i not in fixed]
+        fixed.update(i for i, _ in inputs)
+        calls, replaced = [], set()
+        for item, builtin, ins, outs, dtypes, dynamic in steps:
+            if builtin is None or dynamic:
+                return None
+            if replaced.intersection(ins):   # refresh outputs computed from replaced inputs
+                self._run_node(builtin, ins, outs, dtypes, False, values)
+            arrays = [None if i < 0 else values.get(i) for i in ins]
+            results = [None if o < 0 else values.get(o) for o in outs]
+            call = None
+            if all(i < 0 or i in fixed for i in ins):
+                call = builtin.bind(arrays, results)
+            if call is None:
+                pinned = [None if r is None else np.array(r, copy=True) for r in results]
+                call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)
+                for o, r in zip(outs, pinned):
+                    if o >= 0:
+                        values[o] = r
+                        replaced.add(o)
+            fixed.update(o for o in outs if o >= 0)
+            calls.append(call)
+        return steps, inputs, calls
+
+    def _run_pinned(self, builtin, ins, outs, dtypes, pinned):
+        """A step that cannot bind itself: run its node, then copy its outputs into the
+        step's own buffers (consumers are bound to those)."""
+        values = self._values
+        self._run_node(builtin, ins, outs, dtypes, False, values)
+        for o, buffer in zip(outs, pinned):
+            if o >= 0:
+                result = values[o]
+                if result is not buffer:
+                    np.copyto(buffer, result)
+                    values[o] = buffer
 
     @property
     def last_profile(self) -> list:

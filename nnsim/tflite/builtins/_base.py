@@ -125,6 +125,13 @@ class BuiltinOp:
         """Output arrays for the input arrays."""
         raise NotImplementedError
 
+    def bind(self, inputs: list, outputs: list):
+        """A function of no arguments that recomputes ``outputs`` (the arrays the last
+        ``eval(inputs)`` returned) in place from the current contents of ``inputs``, for an
+        interpreter whose tensor buffers stay the same between invokes; None when this builtin
+        cannot (the interpreter then calls ``eval``)."""
+        return None
+
     def error(self, what: str) -> BuiltinError:
         return self.node.error(what)
 
@@ -150,6 +157,18 @@ def fuse_code(node: Node, activation) -> int:
     if act > ActivationFunctionType.RELU6:
         raise node.error(f"fused activation {act.name} is not supported", unsupported=True)
     return int(act)
+
+
+def nothing():
+    """What a bound view-producing builtin runs: its output is a view of a fixed buffer."""
+
+
+def is_view_of(output, source) -> bool:
+    """True when ``output`` is a view into ``source``'s memory (same data, no copy)."""
+    base = output
+    while isinstance(base, np.ndarray) and base is not source:
+        base = base.base
+    return base is source
 
 
 def dummy(shape, dtype) -> np.ndarray:

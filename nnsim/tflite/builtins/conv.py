@@ -78,6 +78,13 @@ class _Weighted(BuiltinOp):
         self.plan, self.out = plan, np.empty(out_shape, plan.out_dtype)
         self.plan_x_shape = tuple(x_shape)
 
+    def bind(self, inputs, outputs):
+        x = inputs[0]
+        if self.plan is None or x.shape != self.plan_x_shape or not x.flags.c_contiguous \
+                or outputs[0] is not self.out:
+            return None
+        return self.plan.bind(x, self.out)
+
     def _run_plan(self, x):
         """The output from the prepared plan (into the same buffer at every Eval, as TFLite's
         arena), or None when there is no plan for this input."""

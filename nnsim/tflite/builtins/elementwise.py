@@ -62,6 +62,12 @@ class _Binary(BuiltinOp):
                 self.plan = None    # Eval calls the kernel, which raises at invoke time
         return [shape]
 
+    def bind(self, inputs, outputs):
+        a, b = inputs[0], inputs[1]
+        if self.plan is None or (a.shape, b.shape) != self.shapes or outputs[0] is not self.out:
+            return None
+        return self.plan.bind(a, b, self.out)
+
     def eval(self, inputs):
         a, b = inputs[0], inputs[1]
         if self.plan is not None and (a.shape, b.shape) == self.shapes:

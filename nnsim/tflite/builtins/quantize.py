@@ -17,15 +17,16 @@ class Quantize(BuiltinOp):
             raise node.error(f"output type {self.out_dtype.name} is not supported",
                              unsupported=True)
         out_scale, out_zp = node.require_quant(node.output(0))
-        self.out = None
+        self.out = self.plan = None
         if self.in_dtype == np.float32:
             self.fn = lambda x: quantize(x, out_scale=out_scale, out_zp=out_zp,
                                          out_dtype=self.out_dtype)
         elif self.in_dtype in _QUANT:
             in_scale, in_zp = node.require_quant(node.input(0))
-            run = prepare_requantize(in_scale=in_scale, in_zp=in_zp, out_scale=out_scale,
-                                     out_zp=out_zp, out_dtype=self.out_dtype)
-            self.fn = lambda x: run(x, self._buffer(x.shape))
+            self.plan = prepare_requantize(in_scale=in_scale, in_zp=in_zp,
+                                           out_scale=out_scale, out_zp=out_zp,
+                                           out_dtype=self.out_dtype)
+            self.fn = lambda x: self.plan.run(x, self._buffer(x.shape))
         else:
             raise node.error(f"input type {self.in_dtype.name} is not supported",
                              unsupported=True)
@@ -41,6 +42,12 @@ class Quantize(BuiltinOp):
 
     def eval(self, inputs):
         return [self.fn(inputs[0])]
+
+    def bind(self, inputs, outputs):
+        x = inputs[0]
+        if self.plan is None or outputs[0] is not self.out or not x.flags.c_contiguous:
+            return None
+        return self.plan.bind(x, self.out)
 
 
 class Dequantize(BuiltinOp):

@@ -5,7 +5,7 @@ import numpy as np
 
 from nnsim.kernels.argminmax import arg_max, arg_min
 from nnsim.kernels.reduce import mean, prepare_mean
-from nnsim.tflite.builtins._base import BuiltinOp
+from nnsim.tflite.builtins._base import BuiltinOp, is_view_of
 from nnsim.tflite.options import ReducerOptions
 
 _QUANT = (np.dtype(np.uint8), np.dtype(np.int8))
@@ -53,6 +53,13 @@ class Mean(BuiltinOp):
         except (ValueError, TypeError):
             self.plan = None    # Eval calls the kernel, which raises at invoke time
         return [out_shape]
+
+    def bind(self, inputs, outputs):
+        x = inputs[0]
+        if self.plan is None or x.shape != self.x_shape or \
+                not is_view_of(outputs[0], self.plan.out):
+            return None
+        return self.plan.bind(x)
 
     def eval(self, inputs):
         x, axes = inputs[0], inputs[1]

@@ -13,7 +13,7 @@ from nnsim.kernels import transform as tr
 from nnsim.kernels.cast import cast
 from nnsim.kernels.pad import pad
 from nnsim.kernels.reshape import concatenation
-from nnsim.tflite.builtins._base import BuiltinOp, dummy, fuse_code
+from nnsim.tflite.builtins._base import BuiltinOp, dummy, fuse_code, is_view_of, nothing
 from nnsim.tflite.options import (ConcatenationOptions, GatherOptions, ReshapeOptions,
                                   SqueezeOptions, StridedSliceOptions)
 
@@ -88,6 +88,9 @@ class Reshape(BuiltinOp):
         self.in_shape = tuple(shapes[0])
         return [self.out_shape]
 
+    def bind(self, inputs, outputs):
+        return nothing if is_view_of(outputs[0], inputs[0]) else None
+
     def eval(self, inputs):
         if inputs[0].shape == self.in_shape:   # constant shape, resolved in prepare
             return [inputs[0].reshape(self.out_shape)]
@@ -102,6 +105,9 @@ class Squeeze(BuiltinOp):
 
     def prepare(self, shapes):
         return [self.eval([dummy(shapes[0], np.int8)])[0].shape]
+
+    def bind(self, inputs, outputs):
+        return nothing if is_view_of(outputs[0], inputs[0]) else None
 
     def eval(self, inputs):
         try:
