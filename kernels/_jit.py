@@ -8,8 +8,9 @@ Every fast kernel core is decorated with :func:`njit` from this module, never wi
 * ``cache=True``: compiled cores are stored next to the module (``__pycache__``) and reused by
   later processes. numba only checks the timestamp of the file that defines a core, but a core
   also contains the helpers it calls from other modules (``fixed_point``, ``conv``...), so this
-  module drops the package's cache files whenever any kernel source changes (a hash of the
-  sources is kept in ``__pycache__/nnsim-jit-sources.sha1``).
+  module drops the package's cache files whenever any kernel source (or the SIMD mode) changes:
+  a hash of them is kept in ``nnsim-jit-sources.sha1`` in the package's numba cache directory
+  (``__pycache__``, or the one under ``NUMBA_CACHE_DIR`` when that is set).
 * ``NNSIM_DISABLE_JIT=1`` in the environment (read at import time), or numba not being
   installed, turns :func:`njit` into a no-op so the cores run as plain Python (coverage,
   debugging, platforms without numba).
@@ -66,11 +67,22 @@ def _simd_mode() -> str:
 SIMD_MODE: str = _simd_mode()
 
 
+def _cache_dir(root: Path) -> Path:
+    """Where numba keeps this package's caches: ``NUMBA_CACHE_DIR/<dir>_<sha1 of the source
+    directory>`` when that is set (numba's UserProvidedCacheLocator), else ``__pycache__``."""
+    from numba.core import config
+    if config.CACHE_DIR:
+        source_dir = os.path.dirname(os.path.abspath(__file__))
+        name = os.path.split(source_dir)[-1]
+        return Path(config.CACHE_DIR) / f"{name}_{hashlib.sha1(source_dir.encode()).hexdigest()}"
+    return root / "__pycache__"
+
+
 def _drop_stale_caches() -> None:
     """Delete this package's numba cache files if any kernel source changed since they were made
     (or the SIMD mode did: it is compiled into the cores)."""
     root = Path(__file__).resolve().parent
-    cache_dir = root / "__pycache__"
+    cache_dir = _cache_dir(root)
     digest = hashlib.sha1(SIMD_MODE.encode())
     for path in sorted(root.glob("*.py")):
         digest.update(path.name.encode())
@@ -82,7 +94,7 @@ def _drop_stale_caches() -> None:
     except OSError:
         pass  # no stamp yet: treat the caches as stale
     try:
-        cache_dir.mkdir(exist_ok=True)
+        cache_dir.mkdir(parents=True, exist_ok=True)
         for cached in list(cache_dir.glob("*.nbi")) + list(cache_dir.glob("*.nbc")):
             cached.unlink(missing_ok=True)
         stamp.write_text(digest.hexdigest())

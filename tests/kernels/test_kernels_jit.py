@@ -88,7 +88,7 @@ def test_disable_jit_environment_variable(value, expected):
 def test_cache_stamp_tracks_kernel_sources():
     if not _jit.JIT_ENABLED:
         pytest.skip("JIT disabled: no numba caches")
-    stamp = KERNELS_DIR / "__pycache__" / "nnsim-jit-sources.sha1"
+    stamp = _jit._cache_dir(KERNELS_DIR) / "nnsim-jit-sources.sha1"
     if not stamp.exists():
         pytest.skip("kernels package is not writable")
     import hashlib
