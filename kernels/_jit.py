@@ -33,11 +33,12 @@ try:  # numba is a hard dependency, but a missing install must not break imports
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = None
 
-__all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange", "vi_zero", "vi_splat", "vi_load",
-           "vi_bcast4", "vi_dpbusd", "vi_xor", "vi_add", "vi_store", "vf_zero", "vf_load",
-           "vf_bcast", "vf_muladd", "vf_store", "vi_requant", "vi_store8", "vf_add",
-           "vf_clamp", "vi_load8s", "vi_load8u", "vi_mul", "vi_dpwssd", "vi_pack8",
-           "vi_store8n", "vf_storen", "vb_copy", "vi_load8"]
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange",
+           "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
+           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vi_pack8", "vi_store", "vi_store8",
+           "vi_store8n", "vb_copy",
+           "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
+           "vf_storen"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -151,8 +152,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vi_splat(v) / vf_bcast(a, i)     every lane = int32 v / float32 a[i]
 #   vi_load(a, i) / vf_load(a, i)    the 64 bytes from &a[i] (any dtype) / 16 floats from a[i]
 #   vi_bcast4(a, i)                  every lane = the 4 bytes at &a[i] (as an int32)
-#   vi_load8s(a, i) / vi_load8u      the 16 bytes a[i:i + 16] sign- / zero-extended to int32
-#   vi_load8(a, i)                   vi_load8s for an int8 array, vi_load8u for a uint8 one
+#   vi_load8(a, i)                   the 16 bytes a[i:i + 16] as int32 lanes, sign-extended for
+#                                    an int8 array, zero-extended for a uint8 one
 #   vi_dpbusd(acc, u, s)             acc + sum of 4 products uint8(u) * int8(s) per lane
 #                                    (AVX-512 VNNI vpdpbusd; int32 wrap-around, no saturation)
 #   vi_dpwssd(acc, a, b)             acc + a.lo * b.lo + a.hi * b.hi per lane (int16 halves;
@@ -237,8 +238,6 @@ SIMD_OPS = {
     "vi_bcast4": lambda a, i: np.repeat(a.view(np.uint8)[i * a.itemsize:][:4].view(np.int32), 16),
     "vi_dpbusd": _np_vi_dpbusd,
     "vi_dpwssd": _np_vi_dpwssd,
-    "vi_load8s": lambda a, i: a.view(np.int8)[i:i + 16].astype(np.int32),
-    "vi_load8u": lambda a, i: a.view(np.uint8)[i:i + 16].astype(np.int32),
     "vi_load8": lambda a, i: a[i:i + 16].astype(np.int32),
     "vi_mul": lambda a, b: (a.astype(np.int64) * b).astype(np.int32),
     "vi_xor": lambda a, b: a ^ b,
@@ -529,17 +528,7 @@ if JIT_ENABLED:
             return builder.select(builder.fcmp_ordered("<", high, x), high, x)
         return _vf(_vf, lo, hi), codegen
 
-    def _load8(extend):
-        def typer(typingctx, a, i):
-            def codegen(context, builder, sig, args):
-                ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-                vbytes = _ir.VectorType(_I8, 16)
-                raw = builder.load(builder.bitcast(ptr, vbytes.as_pointer()), align=1)
-                return getattr(builder, extend)(raw, _VI)
-            return _vi(a, i), codegen
-        return _intrinsic(typer)
-
-    vi_load8s, vi_load8u, vi_mul = _load8("sext"), _load8("zext"), _binary("mul")
+    vi_mul = _binary("mul")
 
     @_intrinsic
     def vi_load8(typingctx, a, i):
@@ -571,6 +560,5 @@ else:
         SIMD_OPS["vi_pack8"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
-    vi_load8s, vi_load8u, vi_mul = SIMD_OPS["vi_load8s"], SIMD_OPS["vi_load8u"], SIMD_OPS["vi_mul"]
-    vi_load8 = SIMD_OPS["vi_load8"]
+    vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]
     vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]

@@ -1,0 +1,82 @@
+"""Pieces shared by the GEMM cores (:mod:`nnsim.kernels.gemm`): tile sizes, source modes, the
+padded input copy, row bases of a block of output pixels and im2col."""
+
+from __future__ import annotations
+
+from nnsim.kernels._jit import njit, vb_copy
+
+_TILE = 64      # output channels per tile (4 vectors of 16 lanes)
+_ROWS = 4       # output pixels per micro-kernel group
+_BLOCK = 64     # output pixels per block (multiple of _ROWS)
+_DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm._Plan)
+
+
+@njit(_nrt=False)
+def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
+    """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row."""
+    n, h, w, cin = x.shape
+    xf = x.reshape(-1)
+    size = w * cin
+    step = 64 // x.itemsize
+    s = 0
+    for b in range(n):
+        for y in range(h):
+            d = ((b * hp + y + pad_top) * wp + pad_left) * cin
+            for i in range(0, size, step):
+                vb_copy(xf, s + i, padded, d + i, (size - i) * x.itemsize, flip)
+            s += size
+
+
+@njit(_nrt=False)
+def _row_bases(geo, p0, n, out_h, out_w, rb):
+    """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
+    n .. n + 7 repeat the last one (whole micro-kernels read them, nothing is stored)."""
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    hp, wp, cp, mode, seg = geo[6], geo[7], geo[8], geo[9], geo[11]
+    if mode == _DIRECT:
+        for j in range(n):
+            rb[j] = (p0 + j) * seg
+    elif mode == _GATHER:
+        for j in range(n):
+            rb[j] = j * seg
+    else:
+        b, rest = divmod(p0, out_h * out_w)
+        oy, ox = divmod(rest, out_w)
+        for j in range(n):
+            rb[j] = ((b * hp + oy * stride_h) * wp + ox * stride_w) * cp
+            ox += 1
+            if ox == out_w:
+                ox = 0
+                oy += 1
+                if oy == out_h:
+                    oy = 0
+                    b += 1
+    for j in range(n, n + 2 * _ROWS):
+        rb[j] = rb[n - 1]
+
+
+@njit(_nrt=False)
+def _gather(xpad, geo, p0, n, out_h, out_w, cols):
+    """im2col for a dilated-in-width window: patches of pixels p0.. as rows of ``kp``."""
+    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    hp, wp, cin, kp = geo[6], geo[7], geo[8], geo[11]
+    b, rest = divmod(p0, out_h * out_w)
+    oy, ox = divmod(rest, out_w)
+    for j in range(n):
+        d = j * kp
+        for ky in range(kh):
+            s = ((b * hp + oy * stride_h + ky * dil_h) * wp + ox * stride_w) * cin
+            for kx in range(kw):
+                for ci in range(cin):
+                    cols[d] = xpad[s + kx * dil_w * cin + ci]
+                    d += 1
+        while d < (j + 1) * kp:
+            cols[d] = 0
+            d += 1
+        ox += 1
+        if ox == out_w:
+            ox = 0
+            oy += 1
+            if oy == out_h:
+                oy = 0
+                b += 1

@@ -1,0 +1,149 @@
+"""Float GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm`): 4 pixels x 64 channels (8 pixels
+x 16 for narrow tiles) per micro-kernel group, taps one at a time in k order, no FMA."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels._gemm_common import _BLOCK, _GATHER, _ROWS, _TILE, _gather, _row_bases
+from nnsim.kernels._jit import (njit, vf_add, vf_bcast, vf_clamp, vf_load, vf_muladd, vf_store,
+                                vf_storen, vf_zero)
+
+
+@njit
+def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
+    kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
+    k = kh * seg
+    pixels, cout = out.shape
+    oflat = out.reshape(-1)
+    scratch = np.empty(16, np.float32)
+    lo, hi = clamp[0], clamp[1]
+    src = cols if mode == _GATHER else x
+    for p0 in range(0, pixels, _BLOCK):
+        n = min(_BLOCK, pixels - p0)
+        if mode == _GATHER:
+            _gather(x, geo, p0, n, out_h, out_w, cols)
+        _row_bases(geo, p0, n, out_h, out_w, rb)
+        c0 = 0
+        woff = 0
+        while c0 < cout:
+            ncol = min(4, (cout - c0 + 15) // 16)
+            stride = ncol * 16
+            if ncol == 4:
+                _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
+                     p0 * cout + c0, cout, cout - c0, scratch)
+            else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
+                for j in range(0, n, 2 * _ROWS):
+                    for c in range(ncol):
+                        _fk1x8(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias,
+                               c0 + 16 * c, lo, hi, oflat, (p0 + j) * cout + c0 + 16 * c, cout,
+                               min(2 * _ROWS, n - j), cout - c0 - 16 * c, scratch)
+            woff += k * stride
+            c0 += _TILE
+    return out
+
+
+@njit(_nrt=False)
+def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
+    """TFLite's ActivationFunctionWithMinMax(total + bias) for channels c.., first ``count``."""
+    r = vf_clamp(vf_add(v, vf_load(bias, c)), lo, hi)
+    if count >= 16:
+        vf_store(r, out, o)
+    else:
+        vf_storen(r, out, o, count)
+
+
+@njit(_nrt=False)
+def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv, scratch):
+    """``n`` pixels, 4 at a time, x 64 channels, float: taps one at a time in k order from 0.0
+    (no FMA)."""
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a10, a11, a12, a13 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a20, a21, a22, a23 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        a30, a31, a32, a33 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(seg):
+                w0, w1, w2, w3 = vf_load(wp, p), vf_load(wp, p + 16), vf_load(wp, p + 32), \
+                    vf_load(wp, p + 48)
+                p += ws
+                b = vf_bcast(src, r0 + t)
+                a00, a01 = vf_muladd(a00, b, w0), vf_muladd(a01, b, w1)
+                a02, a03 = vf_muladd(a02, b, w2), vf_muladd(a03, b, w3)
+                b = vf_bcast(src, r1 + t)
+                a10, a11 = vf_muladd(a10, b, w0), vf_muladd(a11, b, w1)
+                a12, a13 = vf_muladd(a12, b, w2), vf_muladd(a13, b, w3)
+                b = vf_bcast(src, r2 + t)
+                a20, a21 = vf_muladd(a20, b, w0), vf_muladd(a21, b, w1)
+                a22, a23 = vf_muladd(a22, b, w2), vf_muladd(a23, b, w3)
+                b = vf_bcast(src, r3 + t)
+                a30, a31 = vf_muladd(a30, b, w0), vf_muladd(a31, b, w1)
+                a32, a33 = vf_muladd(a32, b, w2), vf_muladd(a33, b, w3)
+                t += 1
+        _emit_f(a00, bias, c, lo, hi, out, o, cv, scratch)
+        _emit_f(a01, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit_f(a02, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit_f(a03, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 1:
+            o += cout
+            _emit_f(a10, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a11, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a12, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a13, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 2:
+            o += cout
+            _emit_f(a20, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a21, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a22, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a23, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 3:
+            o += cout
+            _emit_f(a30, bias, c, lo, hi, out, o, cv, scratch)
+            _emit_f(a31, bias, c + 16, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit_f(a32, bias, c + 32, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit_f(a33, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
+
+
+@njit(_nrt=False)
+def _fk1x8(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
+           scratch):
+    """:func:`_fk4` for 16 channels and 8 pixels (patches at ``rb[j:j + 8]``)."""
+    r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+    r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
+    a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+    a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(seg):
+            w0 = vf_load(wp, p)
+            p += ws
+            a0 = vf_muladd(a0, vf_bcast(src, r0 + t), w0)
+            a1 = vf_muladd(a1, vf_bcast(src, r1 + t), w0)
+            a2 = vf_muladd(a2, vf_bcast(src, r2 + t), w0)
+            a3 = vf_muladd(a3, vf_bcast(src, r3 + t), w0)
+            a4 = vf_muladd(a4, vf_bcast(src, r4 + t), w0)
+            a5 = vf_muladd(a5, vf_bcast(src, r5 + t), w0)
+            a6 = vf_muladd(a6, vf_bcast(src, r6 + t), w0)
+            a7 = vf_muladd(a7, vf_bcast(src, r7 + t), w0)
+            t += 1
+    _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
+    if rows > 1:
+        _emit_f(a1, bias, c, lo, hi, out, o + cout, cv, scratch)
+    if rows > 2:
+        _emit_f(a2, bias, c, lo, hi, out, o + 2 * cout, cv, scratch)
+    if rows > 3:
+        _emit_f(a3, bias, c, lo, hi, out, o + 3 * cout, cv, scratch)
+    if rows > 4:
+        _emit_f(a4, bias, c, lo, hi, out, o + 4 * cout, cv, scratch)
+    if rows > 5:
+        _emit_f(a5, bias, c, lo, hi, out, o + 5 * cout, cv, scratch)
+    if rows > 6:
+        _emit_f(a6, bias, c, lo, hi, out, o + 6 * cout, cv, scratch)
+    if rows > 7:
+        _emit_f(a7, bias, c, lo, hi, out, o + 7 * cout, cv, scratch)

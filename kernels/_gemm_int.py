@@ -1,0 +1,267 @@
+"""Integer GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm` for the arithmetic): 4 pixels x
+up to 64 channels per micro-kernel group, ``vpdpbusd`` accumulation, requantization from the
+registers."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _gather,
+                                        _row_bases)
+from nnsim.kernels._jit import (njit, vi_bcast4, vi_dpbusd, vi_load, vi_pack8, vi_requant,
+                                vi_splat, vi_store, vi_store8, vi_store8n, vi_xor, vi_zero)
+
+
+@njit
+def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx):
+    k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    cpad, xflip = prm[6], prm[7]
+    kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
+    groups = kh * seg // 4
+    pixels, cout = out.shape
+    oflat = out.reshape(-1)
+    scratch = np.empty(16, np.uint8)
+    ex = np.zeros(_BLOCK + _ROWS, np.int32)
+    xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
+    src = cols if mode == _GATHER else x
+    for p0 in range(0, pixels, _BLOCK):
+        n = min(_BLOCK, pixels - p0)
+        if mode == _GATHER:
+            _gather(x, geo, p0, n, out_h, out_w, cols)
+        _row_bases(geo, p0, n, out_h, out_w, rb)
+        if rowcoef != 0:   # (the real taps only: not the zero-weight ones widening a run)
+            _row_sums(src, rb, n, kh, geo[1] * geo[8] if mode == _IMPLICIT else seg, dy, sx,
+                      xflip)
+            for j in range(n):
+                ex[j] = np.int32(rowcoef * (sx[j] - kfill))
+        c0 = 0
+        woff = 0
+        while c0 < cout:
+            ncol = min(4, (cout - c0 + 15) // 16)
+            _tile(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex, out_zp,
+                  lo, hi, oflat, p0 * cout + c0, cout, scratch)
+            woff += groups * ncol * 64
+            c0 += _TILE
+    return out
+
+
+@njit(_nrt=False)
+def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
+    """``sx[j] = sum of the xu values of the patch of pixel j`` (``flip``: int8 bytes)."""
+    f = np.uint8(128) if flip else np.uint8(0)
+    for j in range(n):
+        total = np.int64(0)
+        for ky in range(kh):
+            s = rb[j] + ky * dy
+            for i in range(s, s + seg):
+                total += np.int64(src[i] ^ f)
+        sx[j] = total
+
+
+@njit(_nrt=False)
+def _tile(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi, out, o,
+          cout, scratch):
+    """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
+    (``gpr`` groups of 4 taps per run)."""
+    stride = ncol * 64
+    if ncol == 4:
+        _mk4(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
+    elif ncol >= 2:
+        _mk2(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
+        if ncol == 3:
+            _mk1(src, rb, n, dy, kh, gpr, wp, woff + 128, stride, xmask, qp, c0 + 32, cpad, ex,
+                 zp, lo, hi, out, o + 32, cout, cout - c0 - 32, scratch)
+    else:
+        _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+             out, o, cout, cout - c0, scratch)
+
+
+@njit(_nrt=False)
+def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count, scratch):
+    """Requantize 16 accumulators of channels c.. (``qp``: see :func:`requant_params`) and
+    store the first ``count`` (at most 16) to ``out[o:]``."""
+    r = vi_requant(v, qp, c, cpad, extra, zp, lo, hi)
+    if count >= 16:
+        vi_store8(r, out, o)
+    else:
+        vi_store8n(r, out, o, count)
+
+
+@njit(_nrt=False)
+def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
+    """``n`` pixels, 4 at a time (patch runs at ``src[rb[j] + ky * dy]``), x 64 channels
+    (``wp[wo:]``, ``ws`` bytes per group of 4 taps) -> ``out[o0 + j * cout:]``, ``cv``
+    channels kept; ``ex[j]`` is added to the accumulators of pixel j."""
+    m = vi_splat(xmask)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a02, a03 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a10, a11, a12, a13 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a20, a21, a22, a23 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a30, a31, a32, a33 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0, w1, w2, w3 = vi_load(wp, p), vi_load(wp, p + 64), vi_load(wp, p + 128), \
+                    vi_load(wp, p + 192)
+                p += ws
+                b = vi_xor(vi_bcast4(src, r0 + t), m)
+                a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+                a02, a03 = vi_dpbusd(a02, b, w2), vi_dpbusd(a03, b, w3)
+                b = vi_xor(vi_bcast4(src, r1 + t), m)
+                a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+                a12, a13 = vi_dpbusd(a12, b, w2), vi_dpbusd(a13, b, w3)
+                b = vi_xor(vi_bcast4(src, r2 + t), m)
+                a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+                a22, a23 = vi_dpbusd(a22, b, w2), vi_dpbusd(a23, b, w3)
+                b = vi_xor(vi_bcast4(src, r3 + t), m)
+                a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+                a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
+                t += 4
+        if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
+            e = ex[j]
+            vi_store(vi_pack8(vi_requant(a00, qp, c, cpad, e, zp, lo, hi),
+                              vi_requant(a01, qp, c + 16, cpad, e, zp, lo, hi),
+                              vi_requant(a02, qp, c + 32, cpad, e, zp, lo, hi),
+                              vi_requant(a03, qp, c + 48, cpad, e, zp, lo, hi)), out, o)
+            if rows > 1:
+                e = ex[j + 1]
+                vi_store(vi_pack8(vi_requant(a10, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a11, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a12, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a13, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + cout)
+            if rows > 2:
+                e = ex[j + 2]
+                vi_store(vi_pack8(vi_requant(a20, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a21, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a22, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a23, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + 2 * cout)
+            if rows > 3:
+                e = ex[j + 3]
+                vi_store(vi_pack8(vi_requant(a30, qp, c, cpad, e, zp, lo, hi),
+                                  vi_requant(a31, qp, c + 16, cpad, e, zp, lo, hi),
+                                  vi_requant(a32, qp, c + 32, cpad, e, zp, lo, hi),
+                                  vi_requant(a33, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                         o + 3 * cout)
+            continue
+        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit(a02, qp, c + 32, cpad, ex[j], zp, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit(a03, qp, c + 48, cpad, ex[j], zp, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 1:
+            o += cout
+            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a12, qp, c + 32, cpad, ex[j + 1], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a13, qp, c + 48, cpad, ex[j + 1], zp, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 2:
+            o += cout
+            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a22, qp, c + 32, cpad, ex[j + 2], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a23, qp, c + 48, cpad, ex[j + 2], zp, lo, hi, out, o + 48, cv - 48, scratch)
+        if rows > 3:
+            o += cout
+            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a32, qp, c + 32, cpad, ex[j + 3], zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a33, qp, c + 48, cpad, ex[j + 3], zp, lo, hi, out, o + 48, cv - 48, scratch)
+
+
+@njit(_nrt=False)
+def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
+    """:func:`_mk4` for 32 channels."""
+    m = vi_splat(xmask)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a00, a01, a10, a11 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a20, a21, a30, a31 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0, w1 = vi_load(wp, p), vi_load(wp, p + 64)
+                p += ws
+                b = vi_xor(vi_bcast4(src, r0 + t), m)
+                a00, a01 = vi_dpbusd(a00, b, w0), vi_dpbusd(a01, b, w1)
+                b = vi_xor(vi_bcast4(src, r1 + t), m)
+                a10, a11 = vi_dpbusd(a10, b, w0), vi_dpbusd(a11, b, w1)
+                b = vi_xor(vi_bcast4(src, r2 + t), m)
+                a20, a21 = vi_dpbusd(a20, b, w0), vi_dpbusd(a21, b, w1)
+                b = vi_xor(vi_bcast4(src, r3 + t), m)
+                a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
+                t += 4
+        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 1:
+            o += cout
+            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 2:
+            o += cout
+            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        if rows > 3:
+            o += cout
+            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
+
+
+@njit(_nrt=False)
+def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+         out, o0, cout, cv, scratch):
+    """:func:`_mk4` for 16 channels."""
+    m = vi_splat(xmask)
+    for j in range(0, n, _ROWS):
+        rows = min(_ROWS, n - j)
+        r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+        o = o0 + j * cout
+        a0, a1, a2, a3 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w0 = vi_load(wp, p)
+                p += ws
+                a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, r0 + t), m), w0)
+                a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, r1 + t), m), w0)
+                a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
+                a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
+                t += 4
+        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        if rows > 1:
+            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv, scratch)
+        if rows > 2:
+            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv, scratch)
+        if rows > 3:
+            _emit(a3, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o + 3 * cout, cv, scratch)
+
+
+
+@njit
+def _requantize_core(acc, qp, zp, lo, hi, out):
+    """``out[r, c] = clamp(MBQM(acc[r, c] + bias[c]) + zp)`` with ``qp`` from
+    :func:`requant_params` (``acc`` int32 [rows, C], ``out`` uint8 [rows, C])."""
+    rows, cout = acc.shape
+    cpad = qp.size // 7
+    flat = acc.reshape(-1)
+    oflat = out.reshape(-1)
+    scratch = np.empty(16, np.uint8)
+    buf = np.zeros(16, np.int32)
+    for r in range(rows):
+        for c in range(0, cout, 16):
+            n = min(16, cout - c)
+            buf[:n] = flat[r * cout + c:r * cout + c + n]
+            _emit(vi_load(buf, 0), qp, c, cpad, 0, zp, lo, hi, oflat, r * cout + c, n, scratch)
+    return out
