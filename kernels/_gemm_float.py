@@ -7,7 +7,7 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import _BLOCK, _GATHER, _ROWS, _TILE, _gather, _row_bases
 from nnsim.kernels._jit import (njit, vf_add, vf_bcast, vf_clamp, vf_load, vf_muladd, vf_store,
-                                vf_storen, vf_zero)
+                                vf_storen, vf_zero, vh_bcast, vh_load, vh_store, vh_zero)
 
 
 @njit
@@ -32,6 +32,10 @@ def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
             if ncol == 4:
                 _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
                      p0 * cout + c0, cout, cout - c0, scratch)
+            elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
+                for j in range(0, n, 2 * _ROWS):
+                    _fh1x8(src, rb, j, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
+                           (p0 + j) * cout + c0, cout, min(2 * _ROWS, n - j), cout - c0)
             else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
                 for j in range(0, n, 2 * _ROWS):
                     for c in range(ncol):
@@ -147,3 +151,51 @@ def _fk1x8(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, r
         _emit_f(a6, bias, c, lo, hi, out, o + 6 * cout, cv, scratch)
     if rows > 7:
         _emit_f(a7, bias, c, lo, hi, out, o + 7 * cout, cv, scratch)
+
+
+@njit(_nrt=False)
+def _emit_h(v, bias, c, lo, hi, out, o, count):
+    r = vf_clamp(vf_add(v, vh_load(bias, c)), lo, hi)
+    if count >= 8:
+        vh_store(r, out, o)
+    else:
+        vf_storen(r, out, o, count)
+
+
+@njit(_nrt=False)
+def _fh1x8(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv):
+    """:func:`_fk1x8` for at most 8 channels, in 8-lane vectors."""
+    r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+    r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
+    a0, a1, a2, a3 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+    a4, a5, a6, a7 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(seg):
+            w0 = vh_load(wp, p)
+            p += ws
+            a0 = vf_muladd(a0, vh_bcast(src, r0 + t), w0)
+            a1 = vf_muladd(a1, vh_bcast(src, r1 + t), w0)
+            a2 = vf_muladd(a2, vh_bcast(src, r2 + t), w0)
+            a3 = vf_muladd(a3, vh_bcast(src, r3 + t), w0)
+            a4 = vf_muladd(a4, vh_bcast(src, r4 + t), w0)
+            a5 = vf_muladd(a5, vh_bcast(src, r5 + t), w0)
+            a6 = vf_muladd(a6, vh_bcast(src, r6 + t), w0)
+            a7 = vf_muladd(a7, vh_bcast(src, r7 + t), w0)
+            t += 1
+    _emit_h(a0, bias, c, lo, hi, out, o, cv)
+    if rows > 1:
+        _emit_h(a1, bias, c, lo, hi, out, o + cout, cv)
+    if rows > 2:
+        _emit_h(a2, bias, c, lo, hi, out, o + 2 * cout, cv)
+    if rows > 3:
+        _emit_h(a3, bias, c, lo, hi, out, o + 3 * cout, cv)
+    if rows > 4:
+        _emit_h(a4, bias, c, lo, hi, out, o + 4 * cout, cv)
+    if rows > 5:
+        _emit_h(a5, bias, c, lo, hi, out, o + 5 * cout, cv)
+    if rows > 6:
+        _emit_h(a6, bias, c, lo, hi, out, o + 6 * cout, cv)
+    if rows > 7:
+        _emit_h(a7, bias, c, lo, hi, out, o + 7 * cout, cv)

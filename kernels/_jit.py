@@ -38,7 +38,7 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange",
            "vi_xor", "vi_add", "vi_mul", "vi_requant", "vi_pack8", "vi_store", "vi_store8",
            "vi_store8n", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
-           "vf_storen"]
+           "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -143,7 +143,9 @@ prange = _numba.prange if JIT_ENABLED else range
 # ---------------------------------------------------------------------------------------------
 # SIMD vectors
 # ---------------------------------------------------------------------------------------------
-# Two value types of 16 lanes: ``vi`` (int32; also seen as 64 bytes) and ``vf`` (float32).
+# Value types: ``vi`` (16 int32 lanes; also seen as 64 bytes), ``vf`` (16 float32 lanes) and
+# ``vh`` (8 float32 lanes: half the work on CPUs that split 512-bit operations in two; the
+# ``vf_`` arithmetic, clamp and masked store take either float type).
 # Cores keep them in local variables, so a micro-kernel's accumulators stay in registers, which
 # numba's auto-vectoriser cannot be made to do. Arrays passed to these functions must be 1-D and
 # C-contiguous; ``idx`` counts elements of that array; nothing is bounds-checked.
@@ -168,6 +170,7 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    the even one, max(shift, 0), r = max(-shift, 0),
 #                                    (1 << r) - 1, ((1 << r) - 1) >> 1 (see requant_params)
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
+#   vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
 #   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
 #   vi_store8(v, a, i)               the low byte of each lane to a[i:i + 16] (a: uint8/int8)
 #   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
@@ -247,13 +250,16 @@ SIMD_OPS = {
     "vf_load": lambda a, i: a[i:i + 16].astype(np.float32),
     "vf_bcast": lambda a, i: np.full(16, a[i], np.float32),
     "vf_muladd": _np_vf_muladd,
-    "vf_store": lambda v, a, i: a.__setitem__(slice(i, i + 16), v),
+    "vf_store": lambda v, a, i: a.__setitem__(slice(i, i + v.size), v),
+    "vh_zero": lambda: np.zeros(8, np.float32),
+    "vh_load": lambda a, i: a[i:i + 8].astype(np.float32),
+    "vh_bcast": lambda a, i: np.full(8, a[i], np.float32),
     "vi_requant": _np_vi_requant,
     "vi_store8": _np_vi_store8,
     "vi_pack8": _np_vi_pack8,
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
-    "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), 16)),
-                                                  v[:min(max(n, 0), 16)]),
+    "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
+                                                  v[:min(max(n, 0), v.size)]),
     "vb_copy": _np_vb_copy,
     "vf_add": lambda a, b: a + b,
     "vf_clamp": _np_vf_clamp,
@@ -268,18 +274,20 @@ if JIT_ENABLED:
     from numba.extending import register_model as _register_model
 
     _I32, _I8, _F32 = _ir.IntType(32), _ir.IntType(8), _ir.FloatType()
-    _VI, _VF = _ir.VectorType(_I32, 16), _ir.VectorType(_F32, 16)
+    _VI, _VF, _VH = _ir.VectorType(_I32, 16), _ir.VectorType(_F32, 16), _ir.VectorType(_F32, 8)
 
     class _Vec(_types.Type):
         def __init__(self, name):
             super().__init__(name=name)
 
-    _vi, _vf = _Vec("nnsim_vi32x16"), _Vec("nnsim_vf32x16")
+    _vi, _vf, _vh = _Vec("nnsim_vi32x16"), _Vec("nnsim_vf32x16"), _Vec("nnsim_vf32x8")
+    _LLVM = {_vi: _VI, _vf: _VF, _vh: _VH}
+    _NUMBA = {id(_VI): _vi, id(_VF): _vf, id(_VH): _vh}
 
     @_register_model(_Vec)
     class _VecModel(_models.PrimitiveModel):
         def __init__(self, dmm, fe_type):
-            super().__init__(dmm, fe_type, _VI if fe_type is _vi else _VF)
+            super().__init__(dmm, fe_type, _LLVM[fe_type])
 
     def _address(context, builder, aryty, ary, idxty, idx):
         data = context.make_array(aryty)(context, builder, ary).data
@@ -296,7 +304,7 @@ if JIT_ENABLED:
             def codegen(context, builder, sig, args):
                 ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
                 return builder.load(builder.bitcast(ptr, vtype.as_pointer()), align=1)
-            return (_vi if vtype is _VI else _vf)(a, i), codegen
+            return _NUMBA[id(vtype)](a, i), codegen
         return _intrinsic(typer)
 
     def _store(vtype):
@@ -312,7 +320,7 @@ if JIT_ENABLED:
         def typer(typingctx):
             def codegen(context, builder, sig, args):
                 return _ir.Constant(vtype, None)
-            return (_vi if vtype is _VI else _vf)(), codegen
+            return _NUMBA[id(vtype)](), codegen
         return _intrinsic(typer)
 
     def _binary(name):
@@ -336,13 +344,14 @@ if JIT_ENABLED:
             return _splat(builder, _VI, word)
         return _vi(a, i), codegen
 
-    @_intrinsic
-    def _vf_bcast(typingctx, a, i):
-        def codegen(context, builder, sig, args):
-            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-            value = builder.load(builder.bitcast(ptr, _F32.as_pointer()))
-            return _splat(builder, _VF, value)
-        return _vf(a, i), codegen
+    def _fbcast(vtype):
+        def typer(typingctx, a, i):
+            def codegen(context, builder, sig, args):
+                ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+                value = builder.load(builder.bitcast(ptr, _F32.as_pointer()))
+                return _splat(builder, vtype, value)
+            return _NUMBA[id(vtype)](a, i), codegen
+        return _intrinsic(typer)
 
     @_intrinsic
     def _vi_dpbusd(typingctx, acc, u, s):
@@ -388,7 +397,7 @@ if JIT_ENABLED:
     def _vf_muladd(typingctx, acc, a, b):
         def codegen(context, builder, sig, args):
             return builder.fadd(args[0], builder.fmul(args[1], args[2]))
-        return _vf(_vf, _vf, _vf), codegen
+        return acc(acc, a, b), codegen
 
     @_intrinsic
     def _vi_requant(typingctx, acc, qp, c, cpad, extra, zp, lo, hi):
@@ -480,9 +489,10 @@ if JIT_ENABLED:
     def _vf_storen(typingctx, v, a, i, n):
         def codegen(context, builder, sig, args):
             ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
+            lanes = args[0].type.count
             mask = _lane_mask(builder, context.cast(builder, args[3], sig.args[3], _types.int64),
-                              16)
-            _masked_store(builder, args[0], ptr, mask, "v16f32")
+                              lanes)
+            _masked_store(builder, args[0], ptr, mask, f"v{lanes}f32")
             return context.get_dummy_value()
         return _types.none(v, a, i, n), codegen
 
@@ -522,11 +532,14 @@ if JIT_ENABLED:
     @_intrinsic
     def _vf_clamp(typingctx, v, lo, hi):
         def codegen(context, builder, sig, args):
-            low = _splat(builder, _VF, context.cast(builder, args[1], sig.args[1], _types.float32))
-            high = _splat(builder, _VF, context.cast(builder, args[2], sig.args[2], _types.float32))
+            vtype = args[0].type
+            low = _splat(builder, vtype, context.cast(builder, args[1], sig.args[1],
+                                                      _types.float32))
+            high = _splat(builder, vtype, context.cast(builder, args[2], sig.args[2],
+                                                       _types.float32))
             x = builder.select(builder.fcmp_ordered("<", args[0], low), low, args[0])
             return builder.select(builder.fcmp_ordered("<", high, x), high, x)
-        return _vf(_vf, lo, hi), codegen
+        return v(v, lo, hi), codegen
 
     vi_mul = _binary("mul")
 
@@ -543,12 +556,13 @@ if JIT_ENABLED:
     vi_requant, vi_store8, vf_clamp, vi_pack8 = _vi_requant, _vi_store8, _vf_clamp, _vi_pack8
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
-    vi_zero, vf_zero = _zero(_VI), _zero(_VF)
-    vi_load, vf_load = _load(_VI), _load(_VF)
-    vi_store, vf_store = _store(_VI), _store(_VF)
+    vi_zero, vf_zero, vh_zero = _zero(_VI), _zero(_VF), _zero(_VH)
+    vi_load, vf_load, vh_load = _load(_VI), _load(_VF), _load(_VH)
+    vi_store, vf_store, vh_store = _store(_VI), _store(_VF), _store(_VH)
+    vf_bcast, vh_bcast = _fbcast(_VF), _fbcast(_VH)
     vi_xor, vi_add = _binary("xor"), _binary("add")
     vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
-    vf_bcast, vf_muladd = _vf_bcast, _vf_muladd
+    vf_muladd = _vf_muladd
 else:
     vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
     vi_bcast4, vi_dpbusd, vi_dpwssd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"], \
@@ -556,6 +570,8 @@ else:
     vi_xor, vi_add, vi_store = SIMD_OPS["vi_xor"], SIMD_OPS["vi_add"], SIMD_OPS["vi_store"]
     vf_zero, vf_load, vf_bcast = SIMD_OPS["vf_zero"], SIMD_OPS["vf_load"], SIMD_OPS["vf_bcast"]
     vf_muladd, vf_store = SIMD_OPS["vf_muladd"], SIMD_OPS["vf_store"]
+    vh_zero, vh_load, vh_bcast = SIMD_OPS["vh_zero"], SIMD_OPS["vh_load"], SIMD_OPS["vh_bcast"]
+    vh_store = SIMD_OPS["vf_store"]
     vi_requant, vi_store8, vi_pack8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"], \
         SIMD_OPS["vi_pack8"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \

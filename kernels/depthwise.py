@@ -21,9 +21,9 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_zero,
-                                vi_add, vi_dpwssd, vi_load, vi_load8, vi_requant,
-                                vi_store8, vi_store8n, vf_storen, vi_zero)
+from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_storen,
+                                vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd, vi_load,
+                                vi_load8, vi_requant, vi_store8, vi_store8n, vi_zero)
 from nnsim.kernels.gemm import _fill_padded, requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
@@ -273,9 +273,13 @@ def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
             row0 = (b * hp + oy * stride_h) * wp * cout
             o0 = ((b * out_h + oy) * out_w) * cout
             for c in range(0, cout, 16):
-                if fast:
+                if fast and cout - c > 8:
                     _dw3x3_float_row(x, row0 + c, wp * cout, stride_w * cout, cout, w, c,
                                      cpad, bias, lo, hi, out, o0 + c, out_w, cout - c, scratch)
+                    continue
+                if fast:   # the last <= 8 channels: 8-lane vectors
+                    _dw3x3_float_row8(x, row0 + c, wp * cout, stride_w * cout, cout, w, c,
+                                      cpad, bias, lo, hi, out, o0 + c, out_w, cout - c, scratch)
                     continue
                 for ox in range(out_w):
                     acc = _dw_float_taps(x, row0 + ox * stride_w * cout + c, kh, kw,
@@ -308,6 +312,34 @@ def _dw3x3_float_row(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, o
         acc = vf_muladd(acc, vf_load(x, i + cout), w7)
         acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w8)
         _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * cout, count, scratch)
+
+
+@njit(_nrt=False)
+def _dw3x3_float_row8(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w, count,
+                      scratch):
+    """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""
+    w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
+    w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
+    w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)
+    b = vh_load(bias, c)
+    for ox in range(out_w):
+        i = i0 + ox * step
+        acc = vf_muladd(vh_zero(), vh_load(x, i), w0)
+        acc = vf_muladd(acc, vh_load(x, i + cout), w1)
+        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w2)
+        i += dy
+        acc = vf_muladd(acc, vh_load(x, i), w3)
+        acc = vf_muladd(acc, vh_load(x, i + cout), w4)
+        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w5)
+        i += dy
+        acc = vf_muladd(acc, vh_load(x, i), w6)
+        acc = vf_muladd(acc, vh_load(x, i + cout), w7)
+        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w8)
+        r = vf_clamp(vf_add(acc, b), lo, hi)
+        if count >= 8:
+            vh_store(r, out, o0 + ox * cout)
+        else:
+            vf_storen(r, out, o0 + ox * cout, count)
 
 
 @njit(_nrt=False)
