@@ -3,7 +3,9 @@ padded input copy, row bases of a block of output pixels and im2col."""
 
 from __future__ import annotations
 
-from nnsim.kernels._jit import njit, vb_copy
+import numpy as np
+
+from nnsim.kernels._jit import MASKED_BYTES, njit, vb_copy, vi_load, vi_splat, vi_store, vi_xor
 
 _TILE = 64      # output channels per tile (4 vectors of 16 lanes)
 _ROWS = 4       # output pixels per micro-kernel group
@@ -15,15 +17,24 @@ _DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm.
 def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
     """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row."""
     n, h, w, cin = x.shape
-    xf = x.reshape(-1)
-    size = w * cin
-    step = 64 // x.itemsize
+    xb, pb = x.reshape(-1).view(np.uint8), padded.view(np.uint8)
+    size = w * cin * x.itemsize
     s = 0
     for b in range(n):
         for y in range(h):
-            d = ((b * hp + y + pad_top) * wp + pad_left) * cin
-            for i in range(0, size, step):
-                vb_copy(xf, s + i, padded, d + i, (size - i) * x.itemsize, flip)
+            d = ((b * hp + y + pad_top) * wp + pad_left) * cin * x.itemsize
+            i = 0
+            if MASKED_BYTES:
+                for i in range(0, size, 64):
+                    vb_copy(xb, s + i, pb, d + i, size - i, flip)
+            else:
+                word = np.int64(flip) * 16843009                     # flip in every byte
+                m = vi_splat(word - (1 << 32) if word >= (1 << 31) else word)
+                while i + 64 <= size:
+                    vi_store(vi_xor(vi_load(xb, s + i), m), pb, d + i)
+                    i += 64
+                for j in range(i, size):
+                    pb[d + j] = xb[s + j] ^ flip
             s += size
 
 

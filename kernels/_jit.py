@@ -33,7 +33,7 @@ try:  # numba is a hard dependency, but a missing install must not break imports
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = None
 
-__all__ = ["JIT_ENABLED", "SIMD_MODE", "njit", "prange",
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_requant", "vi_pack8", "vi_store", "vi_store8",
            "vi_store8n", "vb_copy",
@@ -47,12 +47,15 @@ _FLAGS = {"fastmath": False, "cache": True, "nogil": True}
 
 
 def _simd_mode() -> str:
-    """``"avx512vnni"`` when numba compiles for a CPU with AVX-512 VNNI, else ``"generic"``.
+    """``"avx512vnni"`` when numba compiles for a CPU with AVX-512 VNNI (and BW), ``"avx2"``
+    with AVX2 only, else ``"generic"`` (plain LLVM vector IR, any CPU).
 
-    ``NNSIM_SIMD=generic`` forces the portable code (to test it on any machine). The features
-    are the ones numba compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else the host).
+    ``NNSIM_SIMD=generic`` (or ``avx2``) forces that code (to test it on any machine). The
+    features are the ones numba compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else
+    the host's).
     """
-    if not JIT_ENABLED or os.environ.get("NNSIM_SIMD", "") == "generic":
+    forced = os.environ.get("NNSIM_SIMD", "")
+    if not JIT_ENABLED or forced == "generic":
         return "generic"
     from numba.core import config
     if config.CPU_NAME not in (None, "host"):
@@ -61,11 +64,18 @@ def _simd_mode() -> str:
         import llvmlite.binding as llvm
         features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
     flags = set(features.split(","))
-    return "avx512vnni" if {"+avx512vnni", "+avx512bw", "+avx512f"} <= flags else "generic"
+    if forced != "avx2" and {"+avx512vnni", "+avx512bw", "+avx512f"} <= flags:
+        return "avx512vnni"
+    return "avx2" if "+avx2" in flags else "generic"
 
 
-#: How :func:`vi_dpbusd` compiles: ``"avx512vnni"`` (one ``vpdpbusd``) or ``"generic"``.
+#: How the integer dot products compile: ``"avx512vnni"`` (one ``vpdpbusd`` / ``vpdpwssd``),
+#: ``"avx2"`` (``vpmaddwd`` based) or ``"generic"``.
 SIMD_MODE: str = _simd_mode()
+
+#: True when byte-masked loads and stores (:func:`vb_copy`) compile to single instructions;
+#: cores copy the tails of runs byte by byte otherwise.
+MASKED_BYTES: bool = SIMD_MODE == "avx512vnni"
 
 
 def _cache_dir(root: Path) -> Path:
@@ -178,7 +188,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
 #                                    only (masked: nothing else is read or written)
 #   vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
-#                                    byte f (masked: nothing else is read or written)
+#                                    byte f (masked: nothing else is read or written; byte
+#                                    masks are cheap with AVX-512 only, see MASKED_BYTES)
 
 
 def _np_vi_load(a, i):
@@ -353,6 +364,37 @@ if JIT_ENABLED:
             return _NUMBA[id(vtype)](a, i), codegen
         return _intrinsic(typer)
 
+    def _pair_sums(builder, v, n, widen):
+        """<n/2 x i32>: v[2k] + v[2k + 1] (v: <n x i16> widened first, or <n x i32>)."""
+        even = _ir.Constant(_ir.VectorType(_I32, n // 2), [2 * k for k in range(n // 2)])
+        odd = _ir.Constant(_ir.VectorType(_I32, n // 2), [2 * k + 1 for k in range(n // 2)])
+        lo, hi = builder.shuffle_vector(v, v, even), builder.shuffle_vector(v, v, odd)
+        if widen:
+            wide = _ir.VectorType(_I32, n // 2)
+            lo, hi = builder.sext(lo, wide), builder.sext(hi, wide)
+        return builder.add(lo, hi)
+
+    def _pmaddwd(builder, a, b, n):
+        """<n/2 x i32>: a[2k] * b[2k] + a[2k + 1] * b[2k + 1] for <n x i16> a, b (exact)."""
+        if SIMD_MODE == "avx2":   # vpmaddwd on 16-lane pieces
+            i16x16 = _ir.VectorType(_ir.IntType(16), 16)
+            fnty = _ir.FunctionType(_ir.VectorType(_I32, 8), [i16x16, i16x16])
+            fn = _cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.avx2.pmadd.wd")
+            parts = []
+            for k in range(0, n, 16):
+                lanes = _ir.Constant(_ir.VectorType(_I32, 16), list(range(k, k + 16)))
+                parts.append(builder.call(fn, [builder.shuffle_vector(a, a, lanes),
+                                               builder.shuffle_vector(b, b, lanes)]))
+            while len(parts) > 1:   # concatenate back to <n/2 x i32>
+                size = parts[0].type.count
+                lanes = _ir.Constant(_ir.VectorType(_I32, 2 * size), list(range(2 * size)))
+                parts = [builder.shuffle_vector(parts[i], parts[i + 1], lanes)
+                         for i in range(0, len(parts), 2)]
+            return parts[0]
+        wide = _ir.VectorType(_I32, n)
+        prod = builder.mul(builder.sext(a, wide), builder.sext(b, wide))
+        return _pair_sums(builder, prod, n, False)
+
     @_intrinsic
     def _vi_dpbusd(typingctx, acc, u, s):
         def codegen(context, builder, sig, args):
@@ -361,16 +403,14 @@ if JIT_ENABLED:
                 fn = _cgutils.get_or_insert_function(builder.module, fnty,
                                                      "llvm.x86.avx512.vpdpbusd.512")
                 return builder.call(fn, args)
+            # uint8 * int8 products are exact in int16 (|p| <= 32640): pairs summed in int32
+            # (vpmaddwd on AVX2), then adjacent pair sums
             bytes64 = _ir.VectorType(_I8, 64)
-            wide = _ir.VectorType(_I32, 64)
-            uu = builder.zext(builder.bitcast(args[1], bytes64), wide)
-            ss = builder.sext(builder.bitcast(args[2], bytes64), wide)
-            prod = builder.mul(uu, ss)
-            total = args[0]
-            for j in range(4):
-                lanes = _ir.Constant(_ir.VectorType(_I32, 16), [4 * n + j for n in range(16)])
-                total = builder.add(total, builder.shuffle_vector(prod, prod, lanes))
-            return total
+            i16x64 = _ir.VectorType(_ir.IntType(16), 64)
+            u16 = builder.zext(builder.bitcast(args[1], bytes64), i16x64)
+            s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
+            return builder.add(args[0], _pair_sums(builder, _pmaddwd(builder, u16, s16, 64),
+                                                   32, False))
         return _vi(_vi, _vi, _vi), codegen
 
     @_intrinsic
@@ -382,15 +422,8 @@ if JIT_ENABLED:
                                                      "llvm.x86.avx512.vpdpwssd.512")
                 return builder.call(fn, args)
             halves = _ir.VectorType(_ir.IntType(16), 32)
-            wide = _ir.VectorType(_I32, 32)
-            aa = builder.sext(builder.bitcast(args[1], halves), wide)
-            bb = builder.sext(builder.bitcast(args[2], halves), wide)
-            prod = builder.mul(aa, bb)
-            total = args[0]
-            for j in range(2):
-                lanes = _ir.Constant(_ir.VectorType(_I32, 16), [2 * n + j for n in range(16)])
-                total = builder.add(total, builder.shuffle_vector(prod, prod, lanes))
-            return total
+            return builder.add(args[0], _pmaddwd(builder, builder.bitcast(args[1], halves),
+                                                 builder.bitcast(args[2], halves), 32))
         return _vi(_vi, _vi, _vi), codegen
 
     @_intrinsic
