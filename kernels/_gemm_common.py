@@ -22,20 +22,26 @@ def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
     s = 0
     for b in range(n):
         for y in range(h):
-            d = ((b * hp + y + pad_top) * wp + pad_left) * cin * x.itemsize
-            i = 0
-            if MASKED_BYTES:
-                for i in range(0, size, 64):
-                    vb_copy(xb, s + i, pb, d + i, size - i, flip)
-            else:
-                word = np.int64(flip) * 16843009                     # flip in every byte
-                m = vi_splat(word - (1 << 32) if word >= (1 << 31) else word)
-                while i + 64 <= size:
-                    vi_store(vi_xor(vi_load(xb, s + i), m), pb, d + i)
-                    i += 64
-                for j in range(i, size):
-                    pb[d + j] = xb[s + j] ^ flip
+            _copy_run(xb, s, pb, ((b * hp + y + pad_top) * wp + pad_left) * cin * x.itemsize,
+                      size, flip)
             s += size
+
+
+@njit(_nrt=False)
+def _copy_run(src, s, dst, d, size, flip):
+    """``dst[d:d + size] = src[s:s + size] ^ flip`` on uint8 arrays, 64 bytes at a time."""
+    i = 0
+    if MASKED_BYTES:
+        for i in range(0, size, 64):
+            vb_copy(src, s + i, dst, d + i, size - i, flip)
+        return
+    word = np.int64(flip) * 16843009                     # flip in every byte
+    m = vi_splat(word - (1 << 32) if word >= (1 << 31) else word)
+    while i + 64 <= size:
+        vi_store(vi_xor(vi_load(src, s + i), m), dst, d + i)
+        i += 64
+    for j in range(i, size):
+        dst[d + j] = src[s + j] ^ flip
 
 
 @njit(_nrt=False)

@@ -24,7 +24,8 @@ from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_storen,
                                 vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd, vi_load,
                                 vi_load8, vi_requant, vi_store8, vi_store8n, vi_zero)
-from nnsim.kernels.gemm import _fill_padded, requant_params
+from nnsim.kernels._gemm_common import _copy_run
+from nnsim.kernels.gemm import requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
 
@@ -123,7 +124,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         # int16 weights in the low half of each int32 lane (vi_dpwssd: acc + x * w)
         plan.weights = _pad_channels(wq.astype(np.int32) & 0xFFFF, plan.cpad)
         plan.qp = requant_params(bias, mults, shifts)
-        plan.prm = np.array([int(out_zp), int(lo), int(hi)], np.int64)
+        plan.prm = np.array([int(out_zp), int(lo), int(hi), int(in_zp)], np.int64)
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -145,24 +146,33 @@ def _pad_channels(a, cpad):
 
 
 class _Plan:
-    """Constants of one depthwise layer and the padded-input buffer it reuses."""
+    """Constants of one depthwise layer and the input rows it reads from.
+
+    The cores read the input through a ring of padded rows (``src``: ``span`` rows of
+    ``wp`` pixels, their borders holding the padding value; an input row is copied in when an
+    output row first needs it), so the padding costs a few rows of memory, not a copy of the
+    input. A depth multiplier > 1 uses a whole padded copy with the channels repeated."""
 
     def __init__(self, x_shape, out_shape, dtype, pads, m, geo, fill):
         n, h, w, cin = (int(d) for d in x_shape)
         pt, pb, pl, pr = (int(p) for p in pads)
-        self.m, self.pt, self.pl = m, pt, pl
+        self.m = m
         self.cout = cin * m
         self.cpad = -(-self.cout // 16) * 16
         self.geo = geo
         self.out_shape = tuple(out_shape)
-        self.copy = bool(pt or pb or pl or pr or m > 1 or self.cout % 16)
-        self.padded = None
-        if self.copy:   # + 16 elements: a vector load of the last channels stays inside
-            size = n * (h + pt + pb) * (w + pl + pr) * self.cout + 16
-            self.padded = np.full(size, fill, dtype)
-            self.view = self.padded[:-16].reshape(n, h + pt + pb, w + pl + pr, self.cout)
-            self.inner = self.view[:, pt:pt + h, pl:pl + w]
-        self.padded_hw = (h + pt + pb, w + pl + pr)
+        hp, wp = h + pt + pb, w + pl + pr
+        self.ring = m == 1
+        span = (int(geo[0]) - 1) * int(geo[4]) + 1
+        rows = span if self.ring else n * hp
+        # + 16 elements: a vector load of the last channels stays inside
+        self.src = np.full(rows * wp * self.cout + 16, fill, dtype)
+        if not self.ring:
+            view = self.src[:-16].reshape(n, hp, wp, self.cout)
+            self.inner = view[:, pt:pt + h, pl:pl + w]
+        self.dims = np.array([h, w, pt, pl, hp, wp, span], np.int64)
+        self.slots = np.zeros(span, np.int64)
+        self.rows = np.zeros(int(geo[0]), np.int64)
 
     def run(self, x, out):
         """``out`` = the depthwise convolution of ``x`` (C-contiguous, the plan's dtype)."""
@@ -172,60 +182,79 @@ class _Plan:
     def bind(self, x, out):
         """A function of no arguments computing ``out`` from the current contents of ``x``
         (both arrays fixed: an interpreter's tensor buffers)."""
-        hp, wp = self.padded_hw
+        common = (self.src, self.ring, self.dims, self.geo, self.slots, self.rows)
         if out.dtype.kind == "f":
-            core = _dw_float_core
-            args = (hp, wp, self.geo, self.weights, self.bias, self.clamp, out.reshape(-1),
-                    self.out_shape, self.cpad)
+            call = partial(_dw_float_core, x.reshape(-1), *common, self.weights, self.bias,
+                           self.clamp, out.reshape(-1), self.out_shape, self.cpad)
         else:
-            core = _dw_quant_core
-            args = (hp, wp, self.geo, self.weights, self.qp, self.prm,
-                    out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
-        if not self.copy:
-            return partial(core, x.reshape(-1).view(x.dtype), *args)
-        return partial(_copy_then, self, x, core, args)
+            call = partial(_dw_quant_core, x.reshape(-1), *common, self.weights, self.qp,
+                           self.prm, out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
+        return call if self.ring else partial(_repeat_then, self, x, call)
 
 
-def _copy_then(plan, x, core, args):
-    if plan.m > 1:
-        plan.inner[...] = np.repeat(x, plan.m, axis=3)
-    else:
-        hp, wp = plan.padded_hw
-        _fill_padded(x, hp, wp, plan.pt, plan.pl, np.uint8(0), plan.padded)
-    core(plan.padded.view(x.dtype), *args)
+def _repeat_then(plan, x, call):
+    plan.inner[...] = np.repeat(x, plan.m, axis=3)
+    call()
+
+
+@njit(_nrt=False)
+def _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, fill):
+    """``rows[ky]``: where padded input row ``ky`` of output row ``oy``'s windows starts in
+    ``src``; with the ring, rows not in it yet are copied (or filled with padding) first."""
+    kh, stride_h, dil_h = geo[0], geo[2], geo[4]
+    h, w, pt, pl, hp, wp, span = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6]
+    length = wp * cout
+    for ky in range(kh):
+        iy = oy * stride_h - pt + ky * dil_h
+        if not ring:
+            rows[ky] = (b * hp + iy + pt) * length
+            continue
+        slot = iy % span
+        rows[ky] = slot * length
+        if slots[slot] != iy:
+            slots[slot] = iy
+            d = slot * length + pl * cout
+            if 0 <= iy < h:
+                _copy_run(x.view(np.uint8), (b * h + iy) * w * cout * x.itemsize,
+                          src.view(np.uint8), d * x.itemsize, w * cout * x.itemsize,
+                          np.uint8(0))
+            else:
+                for i in range(d, d + w * cout):
+                    src[i] = fill
 
 
 @njit
-def _dw_quant_core(x, hp, wp, geo, w, qp, prm, out, out_shape, cpad):
-    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
-    zp, lo, hi = prm[0], prm[1], prm[2]
+def _dw_quant_core(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad):
+    kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
+    zp, lo, hi, xzp = prm[0], prm[1], prm[2], prm[3]
     batches, out_h, out_w, cout = out_shape
     scratch = np.empty(16, np.uint8)
-    fast = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1
+    fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
     for b in range(batches):
+        slots[:] = -(1 << 40)
         for oy in range(out_h):
-            row0 = (b * hp + oy * stride_h) * wp * cout
+            _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, xzp)
             o0 = ((b * out_h + oy) * out_w) * cout
             for c in range(0, cout, 16):
                 if fast:
-                    _dw3x3_quant_row(x, row0 + c, wp * cout, stride_w * cout, cout,
-                                     w, c, cpad, qp, zp, lo, hi, out, o0 + c, out_w,
-                                     cout - c, scratch)
+                    _dw3x3_quant_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                     stride_w * cout, cout, w, c, cpad, qp, zp, lo, hi, out,
+                                     o0 + c, out_w, cout - c, scratch)
                 else:
                     for ox in range(out_w):
-                        acc = _dw_quant_taps(x, row0 + ox * stride_w * cout + c, kh,
-                                             kw, dil_h * wp * cout, dil_w * cout, w, c, cpad)
+                        acc = _dw_quant_taps(src, rows, ox * stride_w * cout + c, kh, kw,
+                                             dil_w * cout, w, c, cpad)
                         _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
                                  o0 + ox * cout + c, cout - c, scratch)
     return out
 
 
 @njit(_nrt=False)
-def _dw_quant_taps(x, i0, kh, kw, dy, dx, w, c, cpad):
+def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
     acc = vi_zero()
     for ky in range(kh):
         for kx in range(kw):
-            acc = vi_dpwssd(acc, vi_load8(x, i0 + ky * dy + kx * dx),
+            acc = vi_dpwssd(acc, vi_load8(x, rows[ky] + i0 + kx * dx),
                             vi_load(w, (ky * kw + kx) * cpad + c))
     return acc
 
@@ -239,51 +268,54 @@ def _store_q(r, out, o, count, scratch):
 
 
 @njit(_nrt=False)
-def _dw3x3_quant_row(x, i0, dy, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
+def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
                      out_w, count, scratch):
-    """One output row of 16 channels of a 3x3 undilated window (weights in registers)."""
+    """One output row of 16 channels of a 3x3 undilated window (weights in registers); the
+    window rows start at ``x[r0]``, ``x[r1]``, ``x[r2]``."""
     w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
     w3, w4, w5 = vi_load(w, 3 * cpad + c), vi_load(w, 4 * cpad + c), vi_load(w, 5 * cpad + c)
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
     for ox in range(out_w):
-        i = i0 + ox * step
-        a = vi_dpwssd(vi_zero(), vi_load8(x, i), w0)
-        b = vi_dpwssd(vi_zero(), vi_load8(x, i + dy), w3)
-        a = vi_dpwssd(a, vi_load8(x, i + cout), w1)
-        b = vi_dpwssd(b, vi_load8(x, i + dy + cout), w4)
-        a = vi_dpwssd(a, vi_load8(x, i + 2 * cout), w2)
-        b = vi_dpwssd(b, vi_load8(x, i + dy + 2 * cout), w5)
-        i += 2 * dy
-        a = vi_dpwssd(a, vi_load8(x, i), w6)
-        b = vi_dpwssd(b, vi_load8(x, i + cout), w7)
-        a = vi_dpwssd(a, vi_load8(x, i + 2 * cout), w8)
+        i = ox * step
+        a = vi_dpwssd(vi_zero(), vi_load8(x, r0 + i), w0)
+        b = vi_dpwssd(vi_zero(), vi_load8(x, r1 + i), w3)
+        a = vi_dpwssd(a, vi_load8(x, r0 + i + cout), w1)
+        b = vi_dpwssd(b, vi_load8(x, r1 + i + cout), w4)
+        a = vi_dpwssd(a, vi_load8(x, r0 + i + 2 * cout), w2)
+        b = vi_dpwssd(b, vi_load8(x, r1 + i + 2 * cout), w5)
+        a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
+        b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
+        a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
         _store_q(vi_requant(vi_add(a, b), qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout,
                  count, scratch)
 
 
 @njit
-def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
-    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+def _dw_float_core(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad):
+    kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     batches, out_h, out_w, cout = out_shape
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
-    fast = kh == 3 and kw == 3 and dil_h == 1 and dil_w == 1
+    fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
     for b in range(batches):
+        slots[:] = -(1 << 40)
         for oy in range(out_h):
-            row0 = (b * hp + oy * stride_h) * wp * cout
+            _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, np.float32(0.0))
             o0 = ((b * out_h + oy) * out_w) * cout
             for c in range(0, cout, 16):
                 if fast and cout - c > 8:
-                    _dw3x3_float_row(x, row0 + c, wp * cout, stride_w * cout, cout, w, c,
-                                     cpad, bias, lo, hi, out, o0 + c, out_w, cout - c, scratch)
+                    _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                     stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
+                                     o0 + c, out_w, cout - c, scratch)
                     continue
                 if fast:   # the last <= 8 channels: 8-lane vectors
-                    _dw3x3_float_row8(x, row0 + c, wp * cout, stride_w * cout, cout, w, c,
-                                      cpad, bias, lo, hi, out, o0 + c, out_w, cout - c, scratch)
+                    _dw3x3_float_row8(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                      stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
+                                      o0 + c, out_w, cout - c, scratch)
                     continue
                 for ox in range(out_w):
-                    acc = _dw_float_taps(x, row0 + ox * stride_w * cout + c, kh, kw,
-                                         dil_h * wp * cout, dil_w * cout, w, c, cpad)
+                    acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
+                                         dil_w * cout, w, c, cpad)
                     # TFLite: ActivationFunctionWithMinMax(total + bias)
                     r = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
                     _store_f(r, out, o0 + ox * cout + c, cout - c, scratch)
@@ -291,50 +323,46 @@ def _dw_float_core(x, hp, wp, geo, w, bias, clamp, out, out_shape, cpad):
 
 
 @njit(_nrt=False)
-def _dw3x3_float_row(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w, count,
-                     scratch):
+def _dw3x3_float_row(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
+                     count, scratch):
     """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0."""
     w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
     w3, w4, w5 = vf_load(w, 3 * cpad + c), vf_load(w, 4 * cpad + c), vf_load(w, 5 * cpad + c)
     w6, w7, w8 = vf_load(w, 6 * cpad + c), vf_load(w, 7 * cpad + c), vf_load(w, 8 * cpad + c)
     b = vf_load(bias, c)
     for ox in range(out_w):
-        i = i0 + ox * step
-        acc = vf_muladd(vf_zero(), vf_load(x, i), w0)
-        acc = vf_muladd(acc, vf_load(x, i + cout), w1)
-        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w2)
-        i += dy
-        acc = vf_muladd(acc, vf_load(x, i), w3)
-        acc = vf_muladd(acc, vf_load(x, i + cout), w4)
-        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w5)
-        i += dy
-        acc = vf_muladd(acc, vf_load(x, i), w6)
-        acc = vf_muladd(acc, vf_load(x, i + cout), w7)
-        acc = vf_muladd(acc, vf_load(x, i + 2 * cout), w8)
+        i = ox * step
+        acc = vf_muladd(vf_zero(), vf_load(x, r0 + i), w0)
+        acc = vf_muladd(acc, vf_load(x, r0 + i + cout), w1)
+        acc = vf_muladd(acc, vf_load(x, r0 + i + 2 * cout), w2)
+        acc = vf_muladd(acc, vf_load(x, r1 + i), w3)
+        acc = vf_muladd(acc, vf_load(x, r1 + i + cout), w4)
+        acc = vf_muladd(acc, vf_load(x, r1 + i + 2 * cout), w5)
+        acc = vf_muladd(acc, vf_load(x, r2 + i), w6)
+        acc = vf_muladd(acc, vf_load(x, r2 + i + cout), w7)
+        acc = vf_muladd(acc, vf_load(x, r2 + i + 2 * cout), w8)
         _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * cout, count, scratch)
 
 
 @njit(_nrt=False)
-def _dw3x3_float_row8(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w, count,
-                      scratch):
+def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
+                      count, scratch):
     """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""
     w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
     w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
     w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)
     b = vh_load(bias, c)
     for ox in range(out_w):
-        i = i0 + ox * step
-        acc = vf_muladd(vh_zero(), vh_load(x, i), w0)
-        acc = vf_muladd(acc, vh_load(x, i + cout), w1)
-        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w2)
-        i += dy
-        acc = vf_muladd(acc, vh_load(x, i), w3)
-        acc = vf_muladd(acc, vh_load(x, i + cout), w4)
-        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w5)
-        i += dy
-        acc = vf_muladd(acc, vh_load(x, i), w6)
-        acc = vf_muladd(acc, vh_load(x, i + cout), w7)
-        acc = vf_muladd(acc, vh_load(x, i + 2 * cout), w8)
+        i = ox * step
+        acc = vf_muladd(vh_zero(), vh_load(x, r0 + i), w0)
+        acc = vf_muladd(acc, vh_load(x, r0 + i + cout), w1)
+        acc = vf_muladd(acc, vh_load(x, r0 + i + 2 * cout), w2)
+        acc = vf_muladd(acc, vh_load(x, r1 + i), w3)
+        acc = vf_muladd(acc, vh_load(x, r1 + i + cout), w4)
+        acc = vf_muladd(acc, vh_load(x, r1 + i + 2 * cout), w5)
+        acc = vf_muladd(acc, vh_load(x, r2 + i), w6)
+        acc = vf_muladd(acc, vh_load(x, r2 + i + cout), w7)
+        acc = vf_muladd(acc, vh_load(x, r2 + i + 2 * cout), w8)
         r = vf_clamp(vf_add(acc, b), lo, hi)
         if count >= 8:
             vh_store(r, out, o0 + ox * cout)
@@ -343,11 +371,11 @@ def _dw3x3_float_row8(x, i0, dy, step, cout, w, c, cpad, bias, lo, hi, out, o0, 
 
 
 @njit(_nrt=False)
-def _dw_float_taps(x, i0, kh, kw, dy, dx, w, c, cpad):
+def _dw_float_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
     acc = vf_zero()
     for ky in range(kh):
         for kx in range(kw):
-            acc = vf_muladd(acc, vf_load(x, i0 + ky * dy + kx * dx),
+            acc = vf_muladd(acc, vf_load(x, rows[ky] + i0 + kx * dx),
                             vf_load(w, (ky * kw + kx) * cpad + c))
     return acc
 
