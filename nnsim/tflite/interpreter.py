@@ -419,8 +419,7 @@ class Interpreter:
         steps = self._steps if self._steps_plan is self.execution_plan else self._build_steps()
         clock = time.perf_counter_ns
         bound = self._bound
-        if bound is not None and bound[0] is steps and \
-                all(values.get(i) is a for i, a in bound[1]):
+        if bound and bound[0] is steps and all(values.get(i) is a for i, a in bound[1]):
             times = []
             for call in bound[2]:
                 start = clock()
@@ -445,7 +444,10 @@ class Interpreter:
         self._profile_times = times
         self._profile = None
         self.last_delegate_executions = executions
-        self._bound = self._bind(steps) if self.delegation is None else None
+        if self._bound is None:   # False: this plan cannot be bound (delegate, dynamic shapes)
+            self._bound = self._bind(steps) if self.delegation is None else False
+        elif self._bound is not False:   # an input buffer was replaced: bind again
+            self._bound = self._bind(steps) or False
 
     def _bind(self, steps):
         """After an invoke: each step as a function of no arguments over fixed buffers (as
@@ -462,7 +464,7 @@ class Interpreter:
         calls, replaced = [], set()
         for item, builtin, ins, outs, dtypes, dynamic in steps:
             if builtin is None or dynamic:
-                return None
+                return False
             if replaced.intersection(ins):   # refresh outputs computed from replaced inputs
                 self._run_node(builtin, ins, outs, dtypes, False, values)
             arrays = [None if i < 0 else values.get(i) for i in ins]

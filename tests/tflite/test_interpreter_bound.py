@@ -43,7 +43,7 @@ def test_repeated_invokes_match_fresh_interpreters(model_path):
         pytest.skip(f"not runnable on the CPU builtins: {e}")
     seeds = (1, 2, 1)
     results = [_run(interp, seed) for seed in seeds]
-    assert interp._bound is not None, "the steps were not bound after the first invoke"
+    assert interp._bound, "the steps were not bound after the first invoke"
     assert len(interp.last_profile) == len(interp.plan_items())
     for seed, got in zip(seeds, results):
         for a, b in zip(got, _fresh(model_path, seed)):
