@@ -3,6 +3,7 @@ run order on numpy arrays. Every device, simulated NPUs included, executes throu
 """
 from __future__ import annotations
 
+import dataclasses
 from typing import Sequence
 
 import numpy as np
@@ -17,11 +18,15 @@ L = OperandLifeTime
 TAG = "CpuExecutor"
 
 
-def run_model(model, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
+def run_model(model, inputs: Sequence[np.ndarray | None], *,
+              declared_shapes: bool = True) -> list[np.ndarray]:
     """Run ``model`` (finished ModelBuilder) on ``inputs`` (one per model input, None = omitted).
 
     Returns one array per model output with its actual shape. Raises OpFailedError when an
-    operation cannot run (unsupported, shape mismatch, kernel failure).
+    operation cannot run (unsupported, shape mismatch, kernel failure). With
+    ``declared_shapes=False`` output shapes are whatever each operation's prepare computes (the
+    TFLite CPU path, whose tensor shapes follow the inputs as TFLite's Prepare does) instead of
+    having to match the operands' declared dimensions.
     """
     if len(inputs) != len(model.input_indexes):
         raise BadDataError(f"expected {len(model.input_indexes)} inputs, got {len(inputs)}")
@@ -54,8 +59,10 @@ def run_model(model, inputs: Sequence[np.ndarray | None]) -> list[np.ndarray]:
                 if i not in values:
                     raise OpFailedError(f"operand {i} read before it is written")
                 in_vals.append(values[i])
-        ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals,
-                               [operands[o] for o in op.outputs])
+        outs = [operands[o] for o in op.outputs]
+        if not declared_shapes:
+            outs = [dataclasses.replace(o, dimensions=()) for o in outs]
+        ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals, outs)
         try:
             spec.prepare(ctx)
             spec.execute(ctx)

@@ -41,6 +41,9 @@ class ModelBuilder:
         self.feature_level = FL1
         # operations as compiled/partitioned (trailing default arguments removed)
         self.compiled_inputs: list[tuple] = []
+        # The feature level this model may need at most (finish refuses a newer model): the
+        # phone's runtime level, or FL8 for the private one-node models of the TFLite CPU path.
+        self.runtime_feature_level = RUNTIME_FEATURE_LEVEL
 
     @classmethod
     def create(cls) -> "ModelBuilder":
@@ -218,7 +221,7 @@ class ModelBuilder:
             self.invalid = True
             vlog.log_error(TAG, f"{fn} called on invalid model: {e}")
             raise BadDataError(f"{fn} called on invalid model: {e}") from None
-        if self.feature_level > RUNTIME_FEATURE_LEVEL:
+        if self.feature_level > self.runtime_feature_level:
             self.invalid = True
             raise BadDataError(f"{fn} called on a model that is newer what is allowed")
         if vlog.vlog_is_on(vlog.MODEL):

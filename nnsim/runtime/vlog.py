@@ -26,6 +26,9 @@ _ALL = (1 << 7) - 1
 
 _mask = 0
 LOGGER_PREFIX = "nnsim.logcat."
+# Per thread: True while nnsim runs NNAPI code that no board would run (the TFLite CPU path's
+# one-node models), whose log lines must not appear in the emulated logcat.
+_quiet = threading.local()
 
 
 def parse_vlog_mask(value: str) -> tuple[int, list[str]]:
@@ -54,7 +57,19 @@ def init_vlog_mask() -> int:
 
 
 def vlog_is_on(tag: int) -> bool:
-    return bool(_mask & (1 << tag))
+    return bool(_mask & (1 << tag)) and not getattr(_quiet, "on", False)
+
+
+class silenced:
+    """``with vlog.silenced(): ...`` drops every logcat line this thread emits meanwhile."""
+
+    def __enter__(self):
+        self._was = getattr(_quiet, "on", False)
+        _quiet.on = True
+        return self
+
+    def __exit__(self, *exc):
+        _quiet.on = self._was
 
 
 def set_vlog_mask(mask: int) -> None:
@@ -67,20 +82,23 @@ def logger(tag: str) -> logging.Logger:
 
 
 def log_info(tag: str, message: str) -> None:
-    logger(tag).info(message)
+    if not getattr(_quiet, "on", False):
+        logger(tag).info(message)
 
 
 def log_error(tag: str, message: str) -> None:
-    logger(tag).error(message)
+    if not getattr(_quiet, "on", False):
+        logger(tag).error(message)
 
 
 def log_warning(tag: str, message: str) -> None:
-    logger(tag).warning(message)
+    if not getattr(_quiet, "on", False):
+        logger(tag).warning(message)
 
 
 def vlog(flag: int, tag: str, message: str) -> None:
     """``VLOG(flag) << message`` from a file whose LOG_TAG is ``tag``."""
-    if _mask & (1 << flag):
+    if _mask & (1 << flag) and not getattr(_quiet, "on", False):
         logger(tag).info(message)
 
 

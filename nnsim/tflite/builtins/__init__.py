@@ -14,9 +14,10 @@ from nnsim.tflite.builtins import resize, shape
 from nnsim.tflite.builtins._base import (BuiltinError, BuiltinOp, Node,
                                          UnsupportedOperatorError)
 from nnsim.tflite.builtins.detection import DetectionPostProcess
+from nnsim.tflite.builtins.nnapi_backed import NnapiBacked
 from nnsim.tflite.schema import BuiltinOperator as B
 
-__all__ = ["BUILTINS", "CUSTOM_OPS", "BuiltinError", "BuiltinOp", "Node",
+__all__ = ["BUILTINS", "CUSTOM_OPS", "NNAPI_BACKED", "BuiltinError", "BuiltinOp", "Node",
            "UnsupportedOperatorError", "create_builtin", "supported_operators"]
 
 BUILTINS: dict = {
@@ -54,6 +55,19 @@ BUILTINS: dict = {
     B.CAST: shape.Cast,
 }
 
+# Builtins whose TFLite CPU kernel computes what their NNAPI lowering computes: they run through
+# the registered NNAPI operations (nnapi_backed.py). Each one is admitted only with a LiteRT
+# BUILTIN_REF single-op differential test (tests/tflite/test_builtins_nnapi_backed.py).
+NNAPI_BACKED = frozenset({
+    B.ABS, B.EXP, B.LOG, B.NEG, B.RSQRT, B.SQRT, B.FLOOR, B.ELU,
+    B.DIV, B.MAXIMUM, B.MINIMUM, B.PRELU,
+    B.DEPTH_TO_SPACE, B.SPACE_TO_DEPTH, B.BATCH_TO_SPACE_ND, B.SPACE_TO_BATCH_ND,
+    B.EXPAND_DIMS, B.SPLIT, B.PADV2,
+    B.L2_NORMALIZATION, B.L2_POOL_2D, B.LOG_SOFTMAX,
+    B.REDUCE_MAX, B.REDUCE_MIN, B.SUM,
+    B.RESIZE_NEAREST_NEIGHBOR, B.TRANSPOSE_CONV,
+})
+
 CUSTOM_OPS: dict = {
     "TFLite_Detection_PostProcess": DetectionPostProcess,
 }
@@ -61,7 +75,7 @@ CUSTOM_OPS: dict = {
 
 def supported_operators() -> list[str]:
     """Names of every operator with a CPU builtin (builtin codes, then custom codes)."""
-    return sorted(op.name for op in BUILTINS) + sorted(CUSTOM_OPS)
+    return sorted(op.name for op in set(BUILTINS) | NNAPI_BACKED) + sorted(CUSTOM_OPS)
 
 
 def create_builtin(model, subgraph_index: int, node_index: int) -> BuiltinOp:
@@ -72,6 +86,8 @@ def create_builtin(model, subgraph_index: int, node_index: int) -> BuiltinOp:
         cls = CUSTOM_OPS.get(op.custom_code or "")
     else:
         cls = BUILTINS.get(op.builtin)
+        if cls is None and op.builtin in NNAPI_BACKED:
+            cls = NnapiBacked
     if cls is None:
         kind = "custom operator" if op.builtin == B.CUSTOM else "operator"
         raise node.error(f"nnsim has no CPU kernel for the TFLite {kind} {node.name}",

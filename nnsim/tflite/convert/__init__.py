@@ -39,11 +39,14 @@ _NP = {TT.FLOAT32: "float32", TT.FLOAT16: "float16", TT.INT32: "int32", TT.UINT8
 @dataclass(frozen=True)
 class ConvertOptions:
     """``target_feature_level``: 27..31 or 1000006+ (3.1 flags, 4 variants);
-    ``android_sdk_version``: the device SDK (HARD_SWISH lowering, relaxed-fp16 call)."""
+    ``android_sdk_version``: the device SDK (HARD_SWISH lowering, relaxed-fp16 call);
+    ``runtime_feature_level``: the newest NNAPI feature level the built model may need (None:
+    the emulated phone's runtime level; the TFLite CPU path's one-node models use FL8)."""
 
     target_feature_level: int
     android_sdk_version: int
     allow_fp16: bool = False
+    runtime_feature_level: int | None = None
 
 
 @dataclass
@@ -127,6 +130,8 @@ def build_nnapi_model(model, subgraph_index: int, node_indices, input_tensors, o
     """
     sg = model.subgraphs[subgraph_index]
     b = OpBuilder(sg, options)
+    if options.runtime_feature_level is not None:
+        b.model.runtime_feature_level = int(options.runtime_feature_level)
     nodes = [int(n) for n in node_indices]
     node_mapping.register_fp16_dequantize_inputs(b, nodes)
     for n in nodes:

@@ -1,0 +1,72 @@
+"""Nodes the delegate leaves on the CPU run on TFLite's CPU kernels, as on a board.
+
+The issue's example: a one-node uint8 RESIZE_NEAREST_NEIGHBOR model on imx8mp. vsi-npu's
+default BSP refuses the op, so with ``accelerator_name="vsi-npu"`` the node stays on the TFLite
+CPU; the same node also runs through nnapi-reference. Both answers must equal LiteRT's
+reference kernel, and the CPU node's private NNAPI model must not show in the board's logcat.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim import setprop
+from nnsim.drivers.boards import apply_board
+from nnsim.runtime import vlog
+from nnsim.tflite import Interpreter, load_delegate
+from nnsim.tflite import options as O
+from nnsim.tflite.schema import BuiltinOperator as B
+from tests.tflite.test_builtins import T, build, litert
+
+I32 = np.int32
+
+
+def _resize_model() -> bytes:
+    size = T((2,), I32, data=np.array([8, 6], I32))
+    return build(B.RESIZE_NEAREST_NEIGHBOR, [T((1, 4, 3, 2), np.uint8, (0.1, 100)), size],
+                 [T((1, 8, 6, 2), np.uint8, (0.1, 100))], O.ResizeNearestNeighborOptions())
+
+
+def _run(blob, x, delegates=()):
+    ip = Interpreter(model_content=blob, experimental_delegates=list(delegates))
+    ip.allocate_tensors()
+    ip.set_tensor(ip.get_input_details()[0]["index"], x)
+    ip.invoke()
+    return ip, ip.get_tensor(ip.get_output_details()[0]["index"])
+
+
+def _litert(blob, x):
+    ref = litert.Interpreter(model_content=blob, num_threads=1,
+                             experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    ref.allocate_tensors()
+    ref.set_tensor(ref.get_input_details()[0]["index"], x)
+    ref.invoke()
+    return ref.get_tensor(ref.get_output_details()[0]["index"])
+
+
+def test_resize_nearest_left_on_cpu_by_vsi_npu_runs():
+    apply_board("imx8mp")
+    blob = _resize_model()
+    x = np.random.default_rng(0).integers(0, 256, (1, 4, 3, 2)).astype(np.uint8)
+    want = _litert(blob, x)
+    ip, got = _run(blob, x, [load_delegate("nnapi", options={"accelerator_name": "vsi-npu"})])
+    assert set(ip.node_placement().values()) == {"cpu"}
+    np.testing.assert_array_equal(got, want)
+    ip, got = _run(blob, x, [load_delegate("nnapi",
+                                           options={"accelerator_name": "nnapi-reference"})])
+    assert "cpu" not in ip.node_placement().values()   # delegated to nnapi-reference
+    np.testing.assert_array_equal(got, want)
+
+
+def test_cpu_node_logs_nothing_to_logcat():
+    setprop("debug.nn.vlog", "1")
+    vlog.init_vlog_mask()
+    blob = _resize_model()
+    x = np.zeros((1, 4, 3, 2), np.uint8)
+    with vlog.LogCapture() as cap:
+        _run(blob, x)
+    assert cap.lines() == []
+    # The same capture sees the NNAPI runtime's lines when NNAPI really runs.
+    apply_board("imx8mp")
+    with vlog.LogCapture() as cap:
+        _run(blob, x, [load_delegate("nnapi", options={"accelerator_name": "nnapi-reference"})])
+    assert any("ExecutionPlan" in line or "GraphDump" in line for line in cap.lines())
