@@ -57,7 +57,26 @@ _CLASS = {
     C.QUANTIZE: "convert", C.DEQUANTIZE: "convert", C.CAST: "convert",
     C.L2_NORMALIZATION: "norm", C.LOCAL_RESPONSE_NORMALIZATION: "norm",
     C.INSTANCE_NORMALIZATION: "norm",
+    # element-wise comparisons and logic
+    C.EQUAL: "eltwise", C.NOT_EQUAL: "eltwise", C.GREATER: "eltwise", C.GREATER_EQUAL: "eltwise",
+    C.LESS: "eltwise", C.LESS_EQUAL: "eltwise", C.LOGICAL_AND: "eltwise",
+    C.LOGICAL_OR: "eltwise", C.LOGICAL_NOT: "eltwise",
+    # data movement and generation
+    C.TILE: "move", C.FILL: "move", C.PACK: "move", C.GATHER: "other", C.RANK: "reshape",
+    C.TOPK_V2: "reduce", C.BATCH_MATMUL: "fc",
+    # the generic class on purpose: one MAC per element, as calibrated (benchmarks/README)
+    C.RESIZE_BILINEAR: "other", C.RESIZE_NEAREST_NEIGHBOR: "other", C.EXP: "other",
+    C.LOG: "other", C.SQRT: "other", C.RSQRT: "other", C.NEG: "other", C.FLOOR: "other",
+    C.SIN: "other",
 }
+
+
+def op_class(code: int) -> str:
+    """The timing model's class of an operation; "" when the model has none for it (it is
+    then costed with the generic class, "other")."""
+    return _CLASS.get(code, "")
+
+
 # MACs per output element for transcendental / multi-pass element ops (an assumption).
 _ELEMENT_WORK = {"softmax": 4, "activation": 1, "norm": 3, "eltwise": 1, "add": 1}
 
@@ -163,6 +182,39 @@ def _inputs(model, i) -> tuple:
     return op.inputs
 
 
+_FILTER_OPS = (C.CONV_2D, C.GROUPED_CONV_2D, C.DEPTHWISE_CONV_2D, C.TRANSPOSE_CONV_2D,
+               C.FULLY_CONNECTED)
+
+
+def count_macs(code: int, op_class: str, out_elems: int, in_elems: int, filter_dims=None,
+               window=(1, 1), adj_x: bool = False) -> int:
+    """Multiply-accumulates of one operation: the one formula for NNAPI operations (op_stats)
+    and TFLite CPU nodes (tflite/cpu_timing.py). ``filter_dims``: the filter's dimensions
+    (CONV/GROUPED_CONV/TRANSPOSE_CONV [O, KH, KW, I], DEPTHWISE [1, KH, KW, O], FC [O, I]) or
+    BATCH_MATMUL's first operand; ``window``: a pool's (width, height). Unknown (0)
+    dimensions count as 1."""
+    fd = [max(int(d), 1) for d in filter_dims] if filter_dims else None
+    if fd is not None and code in (C.CONV_2D, C.GROUPED_CONV_2D) and len(fd) == 4:
+        return out_elems * fd[1] * fd[2] * fd[3]
+    if fd is not None and code == C.DEPTHWISE_CONV_2D and len(fd) == 4:
+        return out_elems * fd[1] * fd[2]
+    if fd is not None and code == C.TRANSPOSE_CONV_2D and len(fd) == 4:
+        return in_elems * fd[0] * fd[1] * fd[2]
+    if fd is not None and code == C.FULLY_CONNECTED and len(fd) == 2:
+        return out_elems * fd[1]
+    if fd is not None and code == C.BATCH_MATMUL:
+        return out_elems * (fd[-2] if adj_x and len(fd) > 1 else fd[-1])
+    if op_class == "pool":
+        return out_elems * max(int(window[0]), 1) * max(int(window[1]), 1)
+    if op_class == "reduce":
+        return in_elems
+    if op_class in _ELEMENT_WORK:
+        return out_elems * _ELEMENT_WORK[op_class]
+    if op_class == "reshape":
+        return 0
+    return max(in_elems, out_elems)
+
+
 def op_stats(model, i: int) -> OpStats:
     """MACs and bytes of operation ``i`` of a finished model (shapes from its operands)."""
     op = model.operations[i]
@@ -177,38 +229,28 @@ def op_stats(model, i: int) -> OpStats:
     bytes_read = sum(_bytes(operands[k]) for k in ins
                      if _is_tensor(operands[k]) and not operands[k].is_constant)
     bytes_written = sum(_bytes(operands[o]) for o in op.outputs)
-    macs = max(in_elems, out_elems)
     per_channel = False
-    if op.type in (C.CONV_2D, C.GROUPED_CONV_2D, C.DEPTHWISE_CONV_2D, C.TRANSPOSE_CONV_2D,
-                   C.FULLY_CONNECTED) and len(ins) > 1:
+    filter_dims, window, adj_x = None, (1, 1), False
+    if op.type in _FILTER_OPS and len(ins) > 1:
         f = operands[ins[1]]
-        fd = [max(int(d), 1) for d in f.dimensions] or [1]
+        filter_dims = tuple(int(d) for d in f.dimensions)
         per_channel = f.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL
-        if op.type in (C.CONV_2D, C.GROUPED_CONV_2D) and len(fd) == 4:
-            macs = out_elems * fd[1] * fd[2] * fd[3]
-            out_dims = operands[op.outputs[0]].dimensions
-            if op.type == C.CONV_2D and len(out_dims) == 4 and _elements(operands[op.outputs[0]]) \
-                    == max(int(out_dims[0]), 1) * max(int(out_dims[3]), 1):
-                # a CONV_2D with a 1x1 output is a fully-connected layer (SyNAP's profile of
-                # mobilenet shows it as FullyConnectedReluLayer on the TP, reference 4.2)
-                op_class = "fc"
-        elif op.type == C.DEPTHWISE_CONV_2D and len(fd) == 4:
-            macs = out_elems * fd[1] * fd[2]
-        elif op.type == C.TRANSPOSE_CONV_2D and len(fd) == 4:
-            macs = in_elems * fd[0] * fd[1] * fd[2]
-        elif op.type == C.FULLY_CONNECTED and len(fd) == 2:
-            macs = out_elems * fd[1]
+        out_dims = operands[op.outputs[0]].dimensions
+        if op.type == C.CONV_2D and len(out_dims) == 4 and len(filter_dims) == 4 and \
+                _elements(operands[op.outputs[0]]) == \
+                max(int(out_dims[0]), 1) * max(int(out_dims[3]), 1):
+            # a CONV_2D with a 1x1 output is a fully-connected layer (SyNAP's profile of
+            # mobilenet shows it as FullyConnectedReluLayer on the TP, reference 4.2)
+            op_class = "fc"
     elif op_class == "pool":
         explicit = len(ins) >= 10
-        fw = _scalar(model, ins[7 if explicit else 4], 1)
-        fh = _scalar(model, ins[8 if explicit else 5], 1)
-        macs = out_elems * max(fw, 1) * max(fh, 1)
-    elif op_class in ("reduce",):
-        macs = in_elems
-    elif op_class in _ELEMENT_WORK:
-        macs = out_elems * _ELEMENT_WORK[op_class]
-    elif op_class == "reshape":
-        macs = 0
+        window = (_scalar(model, ins[7 if explicit else 4], 1),
+                  _scalar(model, ins[8 if explicit else 5], 1))
+    elif op.type == C.BATCH_MATMUL and len(ins) > 2:
+        filter_dims = tuple(int(d) for d in operands[ins[0]].dimensions)
+        adj_x = bool(_scalar(model, ins[2], 0))
+    macs = count_macs(op.type, _CLASS.get(op.type, "other"), out_elems, in_elems, filter_dims,
+                      window, adj_x)
     in_type = in0.type if in0 is not None else T.TENSOR_FLOAT32
     return OpStats(i, op.type, op_class, in_type, int(macs), int(bytes_read),
                    int(bytes_written), int(weight_bytes), per_channel)

@@ -8,7 +8,7 @@ import argparse
 import sys
 
 import nnsim
-from nnsim.commands import devices, diff, graph, props
+from nnsim.commands import devices, diff, graph, ops, props
 from nnsim.commands import explain as explain_cmd
 from nnsim.commands import run as run_cmd
 from nnsim.commands.common import RunError, UsageError
@@ -22,7 +22,7 @@ EXAMPLES = {
 }
 
 
-COMMAND_MODULES = [explain_cmd, graph, diff, devices, props]
+COMMAND_MODULES = [explain_cmd, graph, diff, devices, props, ops]
 
 
 class Parser(argparse.ArgumentParser):
