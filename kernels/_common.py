@@ -78,10 +78,29 @@ def float_clamp(fuse: int):
     return np.float32(lo), np.float32(hi)
 
 
-def conv_out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int):
-    """NNAPI/TFLite output size for explicit padding: ``(in + pads - eff_k) // stride + 1``."""
+def same_padding(size: int, kernel: int, stride: int, dilation: int = 1):
+    """SAME padding of one spatial dimension: ``(out, before, after)`` with
+    ``out = ceil(size / stride)`` and the total ``max(0, (out - 1) * stride + eff_k - size)``
+    split with the odd unit after. The one definition of TFLite's
+    ``ComputePaddingHeightWidth`` and NNAPI's ``calculateExplicitPadding`` (nnapi-runtime.md
+    1.4), which agree; TRANSPOSE_CONV_2D has its own rule (ops/transpose_conv_2d.py)."""
     effective = (kernel - 1) * dilation + 1
-    out = (size + before + after - effective) // stride + 1
+    out = (size + stride - 1) // stride
+    total = max(0, (out - 1) * stride + effective - size)
+    return out, total // 2, total - total // 2
+
+
+def explicit_out_size(size: int, kernel: int, stride: int, dilation: int, before: int,
+                      after: int) -> int:
+    """Output size for explicit padding: ``(in + pads - eff_k) // stride + 1`` (may be < 1)."""
+    effective = (kernel - 1) * dilation + 1
+    return (size + before + after - effective) // stride + 1
+
+
+def conv_out_size(size: int, kernel: int, stride: int, dilation: int, before: int, after: int):
+    """``explicit_out_size``, refusing a window that does not fit (ValueError)."""
+    effective = (kernel - 1) * dilation + 1
+    out = explicit_out_size(size, kernel, stride, dilation, before, after)
     if out < 1:
         raise ValueError(
             f"window of {effective} (kernel {kernel}, dilation {dilation}) does not fit an input "

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import explicit_out_size, same_padding
 from nnsim.types import OperandType, PaddingCode
 
 T = OperandType
@@ -14,17 +15,14 @@ def implicit_padding(in_size: int, stride: int, kernel: int, dilation: int,
                      scheme: int) -> tuple[int, int]:
     """(begin, end) padding for PADDING_SAME / PADDING_VALID (nnapi-runtime.md 1.4)."""
     if scheme == PaddingCode.PADDING_SAME:
-        out = (in_size + stride - 1) // stride
-        eff = (kernel - 1) * dilation + 1
-        total = max(0, (out - 1) * stride + eff - in_size)
-        return total // 2, total - total // 2
+        _, before, after = same_padding(in_size, kernel, stride, dilation)
+        return before, after
     return 0, 0
 
 
 def output_size(in_size: int, kernel: int, dilation: int, stride: int, pad_begin: int,
                 pad_end: int) -> int:
-    eff = (kernel - 1) * dilation + 1
-    return (in_size - eff + pad_begin + pad_end) // stride + 1
+    return explicit_out_size(in_size, kernel, stride, dilation, pad_begin, pad_end)
 
 
 def to_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from nnsim.kernels._common import same_padding
 from nnsim.tflite.options import (Conv2DOptions, DepthwiseConv2DOptions, Pool2DOptions,
                                   ReshapeOptions, SoftmaxOptions)
 from nnsim.tflite.reader import Quantization
@@ -69,11 +70,8 @@ def _sig(x: float, digits: int = 4) -> float:
 
 # -- the float model --------------------------------------------------------------------------
 def _same_pad(x, k, stride):
-    h = x.shape[0]
-    out = -(-h // stride)
-    total = max(0, (out - 1) * stride + k - h)
-    before = total // 2
-    return np.pad(x, ((before, total - before), (before, total - before), (0, 0))), out
+    out, before, after = same_padding(x.shape[0], k, stride)
+    return np.pad(x, ((before, after), (before, after), (0, 0))), out
 
 
 def _conv(x, w, b, stride):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import same_padding
 from nnsim.tflite.schema import NUMPY_DTYPES, ActivationFunctionType, Padding, TensorType
 
 __all__ = ["BuiltinError", "UnsupportedOperatorError", "Node", "BuiltinOp", "tflite_padding",
@@ -142,11 +143,10 @@ def tflite_padding(padding, size: int, kernel: int, stride: int, dilation: int =
     SAME: ``out = ceil(in / stride)``; VALID: ``out = (in + stride - eff) // stride``; the total
     padding ``max(0, (out - 1) * stride + eff - in)`` is split with the odd unit after.
     """
-    eff = (kernel - 1) * dilation + 1
     if int(padding) == Padding.SAME:
-        out = (size + stride - 1) // stride
-    else:
-        out = (size + stride - eff) // stride
+        return same_padding(size, kernel, stride, dilation)
+    eff = (kernel - 1) * dilation + 1
+    out = (size + stride - eff) // stride
     total = max(0, (out - 1) * stride + eff - size)
     return out, total // 2, total - total // 2
 
