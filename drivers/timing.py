@@ -63,6 +63,7 @@ _CLASS = {
     C.LOGICAL_OR: "eltwise", C.LOGICAL_NOT: "eltwise",
     # data movement and generation
     C.TILE: "move", C.FILL: "move", C.PACK: "move", C.GATHER: "other", C.RANK: "reshape",
+    C.EMBEDDING_LOOKUP: "other", C.HASHTABLE_LOOKUP: "other",
     C.TOPK_V2: "reduce", C.BATCH_MATMUL: "fc",
     # the generic class on purpose: one MAC per element, as calibrated (benchmarks/README)
     C.RESIZE_BILINEAR: "other", C.RESIZE_NEAREST_NEIGHBOR: "other", C.EXP: "other",

@@ -78,6 +78,24 @@ def float_clamp(fuse: int):
     return np.float32(lo), np.float32(hi)
 
 
+def broadcast_shape(a_shape, b_shape) -> tuple:
+    """NumPy/NNAPI broadcasting of two shapes (trailing dimensions aligned, 1 stretches); the one
+    definition every layer uses. ValueError when they do not broadcast."""
+    try:
+        return tuple(int(d) for d in np.broadcast_shapes(tuple(a_shape), tuple(b_shape)))
+    except ValueError:
+        raise ValueError(f"shapes {tuple(a_shape)} and {tuple(b_shape)} cannot be broadcast") \
+            from None
+
+
+def broadcast_flat(a, b):
+    """``(shape, flat a, flat b)``: both inputs broadcast to the common shape, contiguous."""
+    shape = broadcast_shape(a.shape, b.shape)
+    flat_a = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
+    flat_b = np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1)
+    return shape, flat_a, flat_b
+
+
 def same_padding(size: int, kernel: int, stride: int, dilation: int = 1):
     """SAME padding of one spatial dimension: ``(out, before, after)`` with
     ``out = ceil(size / stride)`` and the total ``max(0, (out - 1) * stride + eff_k - size)``

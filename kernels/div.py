@@ -12,17 +12,10 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
+from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import wrap_int32
 
-__all__ = ["div", "broadcast_flat"]
-
-
-def broadcast_flat(a, b):
-    """``(shape, flat a, flat b)``: both inputs broadcast to the common shape, contiguous."""
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    flat_a = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-    flat_b = np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1)
-    return shape, flat_a, flat_b
+__all__ = ["div"]
 
 
 def div(a, b, *, fuse=0):

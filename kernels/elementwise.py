@@ -87,13 +87,6 @@ def mul_params(in1_scale, in2_scale, out_scale):
     return quantize_multiplier(float(np.float32(np.float32(s1 * s2) / so)))
 
 
-def _broadcast(a, b):
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    flat_a = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-    flat_b = np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1)
-    return shape, flat_a, flat_b
-
-
 def _binary(op, a, b, fuse, s1, zp1, s2, zp2, so, zpo, out_dtype):
     a, b = np.asarray(a), np.asarray(b)
     plan = prepare_binary(op, a.shape, b.shape, a.dtype, b.dtype, fuse=fuse, in1_scale=s1,
@@ -118,7 +111,7 @@ def _uniform_table(m, s):
 class _BinaryPlan:
     def __init__(self, op, a_shape, b_shape, a_dtype, b_dtype, fuse, s1, zp1, s2, zp2, so, zpo,
                  out_dtype):
-        self.op, self.shape = op, tuple(np.broadcast_shapes(a_shape, b_shape))
+        self.op, self.shape = op, cm.broadcast_shape(a_shape, b_shape)
         self.same = a_shape == b_shape
         self.quantized = cm.is_quantized(a_dtype)
         if self.quantized:
@@ -160,7 +153,7 @@ class _BinaryPlan:
         if self.same:
             fa, fb = np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1)
         else:
-            _, fa, fb = _broadcast(np.asarray(a), np.asarray(b))
+            _, fa, fb = cm.broadcast_flat(np.asarray(a), np.asarray(b))
         if self.quantized:
             _quant_core(fa, fb, self.tables, self.prm,
                         out.reshape(-1).view(np.uint8))

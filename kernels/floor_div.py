@@ -42,9 +42,7 @@ def floor_div(a, b):
         raise TypeError(f"input2: dtype {b.dtype.name} != {a.dtype.name}")
     if (b == 0).any():
         raise ZeroDivisionError("Division by 0")
-    shape = np.broadcast_shapes(a.shape, b.shape)
-    fa = np.ascontiguousarray(np.broadcast_to(a, shape)).reshape(-1)
-    fb = np.ascontiguousarray(np.broadcast_to(b, shape)).reshape(-1)
+    shape, fa, fb = cm.broadcast_flat(a, b)
     out = np.empty(fa.size, dtype=a.dtype)
     _floor_div_core(fa, fb, out)
     return out.reshape(shape)

@@ -24,7 +24,7 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
-from nnsim.kernels.div import broadcast_flat
+from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, qrange, quantize_multiplier
 
 __all__ = ["maximum", "minimum", "prelu", "requantize_table", "prelu_params"]

@@ -41,8 +41,6 @@ __all__ = ["tflite_to_nnapi", "GAPS", "TfliteRow", "NnapiRow", "tflite_rows", "n
 GAPS: dict = {
     ("cpu", "DENSIFY"): "sparse weights: the reader keeps no sparsity parameters yet",
     ("cpu", "COS"): "lowered to SUB+SIN by the delegate; no TFLite CPU kernel in nnsim yet",
-    ("cpu", "HASHTABLE_LOOKUP"): "NNAPI op not implemented (issue: whole NNAPI operation set)",
-    ("cpu", "EMBEDDING_LOOKUP"): "NNAPI op not implemented (issue: whole NNAPI operation set)",
 }
 
 

@@ -9,7 +9,8 @@ TENSOR_INT32 needs fuse NONE, checked at execution as the CPU kernel does (execu
 """
 from __future__ import annotations
 
-from nnsim.kernels import elementwise
+from nnsim.kernels import elementwise, int32_arith
+from nnsim.kernels._common import broadcast_shape
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL1, FL2, FL3, FL4, OperandType, OperationCode
@@ -18,6 +19,7 @@ T = OperandType
 C = OperationCode
 _KERNELS = {C.ADD: elementwise.add, C.SUB: elementwise.sub, C.MUL: elementwise.mul,
             C.DIV: getattr(elementwise, "div", None)}
+_INT32_OPS = {C.ADD: int32_arith.ADD, C.SUB: int32_arith.SUB, C.MUL: int32_arith.MUL}
 
 
 def validate(ctx):
@@ -44,24 +46,12 @@ def validate(ctx):
     return FL4
 
 
-def _broadcast_shape(a, b):
-    rank = max(len(a), len(b))
-    a = (1,) * (rank - len(a)) + tuple(a)
-    b = (1,) * (rank - len(b)) + tuple(b)
-    out = []
-    for x, y in zip(a, b):
-        if x != y and x != 1 and y != 1:
-            raise ValueError(f"shapes {a} and {b} cannot be broadcast")
-        out.append(max(x, y))
-    return tuple(out)
-
-
 def prepare(ctx):
     from nnsim.errors import OpFailedError
     if ctx.input_operand(0).type == T.TENSOR_INT32:
         cm.check(ctx, int(ctx.scalar(2)) == 0, "TENSOR_INT32 operands only support FUSED_NONE")
     try:
-        ctx.set_output_shape(0, _broadcast_shape(ctx.input_shape(0), ctx.input_shape(1)))
+        ctx.set_output_shape(0, broadcast_shape(ctx.input_shape(0), ctx.input_shape(1)))
     except ValueError as e:
         raise OpFailedError(f"{ctx.code.name}: {e}") from None
 
@@ -70,6 +60,9 @@ def execute(ctx):
     a, b, fuse = ctx.input(0), ctx.input(1), ctx.scalar(2)
     kwargs = {"fuse": fuse}
     t = ctx.input_operand(0).type
+    if t == T.TENSOR_INT32:  # executeInt32 (fuse NONE was checked in prepare)
+        ctx.set_output(0, int32_arith.int32_binary(_INT32_OPS[ctx.code], a, b))
+        return
     if cm.is_quant8(t):
         i1, i2, o = ctx.input_operand(0), ctx.input_operand(1), ctx.output_operand(0)
         kwargs.update(in1_scale=i1.scale, in1_zp=i1.zero_point, in2_scale=i2.scale,

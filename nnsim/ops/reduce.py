@@ -1,11 +1,14 @@
-"""REDUCE_SUM (80), REDUCE_MAX (77), REDUCE_MIN (78).
+"""REDUCE_PROD (79), REDUCE_SUM (80), REDUCE_MAX (77), REDUCE_MIN (78), REDUCE_ALL (75),
+REDUCE_ANY (76).
 
 Inputs: 0 input (rank <= 4), 1 axes (TENSOR_INT32 1-D, each in [-rank, rank), duplicates
 allowed), 2 keep_dims (BOOL). Output 0: the reduced shape ([1] when everything goes), same
-quantization as the input (quantized values compare raw).
+quantization as the input (quantized values compare raw; ``reduce::prepare`` copies the input's
+scale and zero point, so a model output must declare the same ones).
 
-Types (T13 Reduce.cpp): REDUCE_SUM float32 / float16 FL3 (float16 accumulates in float16);
-REDUCE_MAX / REDUCE_MIN float32, float16, quant8-asymm FL3, quant8-signed FL4.
+Types (T13 Reduce.cpp): REDUCE_SUM / REDUCE_PROD float32 / float16 FL3 (computed in the input
+type: float16 rounds every partial result); REDUCE_MAX / REDUCE_MIN float32, float16,
+quant8-asymm FL3, quant8-signed FL4; REDUCE_ALL / REDUCE_ANY TENSOR_BOOL8 FL3.
 """
 from __future__ import annotations
 
@@ -16,16 +19,18 @@ from nnsim.types import FL3, FL4, OperandType, OperationCode
 
 T = OperandType
 C = OperationCode
-_KERNELS = {C.REDUCE_SUM: reduce_ext.reduce_sum, C.REDUCE_MAX: reduce_ext.reduce_max,
-            C.REDUCE_MIN: reduce_ext.reduce_min}
+_KERNELS = {C.REDUCE_SUM: reduce_ext.reduce_sum, C.REDUCE_PROD: reduce_ext.reduce_prod,
+            C.REDUCE_MAX: reduce_ext.reduce_max, C.REDUCE_MIN: reduce_ext.reduce_min,
+            C.REDUCE_ALL: reduce_ext.reduce_all, C.REDUCE_ANY: reduce_ext.reduce_any}
+_FLOATS = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
+_TYPES = {C.REDUCE_SUM: _FLOATS, C.REDUCE_PROD: _FLOATS,
+          C.REDUCE_MAX: _FLOATS + cm.QUANT8_TYPES, C.REDUCE_MIN: _FLOATS + cm.QUANT8_TYPES,
+          C.REDUCE_ALL: (T.TENSOR_BOOL8,), C.REDUCE_ANY: (T.TENSOR_BOOL8,)}
 
 
 def validate(ctx):
     ctx.check_counts(3, 1)
-    allowed = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
-    if ctx.code != C.REDUCE_SUM:
-        allowed += cm.QUANT8_TYPES
-    t = ctx.check_input_type_in(0, allowed)
+    t = ctx.check_input_type_in(0, _TYPES[ctx.code])
     ctx.check_input_types((t, T.TENSOR_INT32, T.BOOL))
     ctx.check_output_types((t,))
     ctx.check_rank(0, range(0, 5))
@@ -48,6 +53,8 @@ def prepare(ctx):
     shape = ctx.input(0).shape
     out = tuple(1 if d in axes else s for d, s in enumerate(shape) if keep or d not in axes)
     ctx.set_output_shape(0, out or (1,))
+    src = ctx.input_operand(0)
+    cm.check_model_output_quant(ctx, 0, src.scale, src.zero_point)
 
 
 def execute(ctx):
@@ -56,5 +63,8 @@ def execute(ctx):
 
 
 REDUCE_SUM = OperationSpec(C.REDUCE_SUM, validate, prepare, execute)
+REDUCE_PROD = OperationSpec(C.REDUCE_PROD, validate, prepare, execute)
 REDUCE_MAX = OperationSpec(C.REDUCE_MAX, validate, prepare, execute)
 REDUCE_MIN = OperationSpec(C.REDUCE_MIN, validate, prepare, execute)
+REDUCE_ALL = OperationSpec(C.REDUCE_ALL, validate, prepare, execute)
+REDUCE_ANY = OperationSpec(C.REDUCE_ANY, validate, prepare, execute)

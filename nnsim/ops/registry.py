@@ -12,6 +12,12 @@ from nnsim.ops import (activations, add, argminmax, batch_space, cast, concatena
                        l2_normalization, l2_pool, log_softmax, mean, minmax, pad, pad_v2, pooling,
                        quantize, reduce, reshape, resize, slicing, softmax, split, squeeze, tanh,
                        transpose, transpose_conv_2d, unary)
+from nnsim.ops import comparisons, logical, select
+from nnsim.ops import pow as pow_op
+from nnsim.ops import (batch_matmul, channel_shuffle, fill, mirror_pad, pack, rank, reverse,
+                       tile, topk_v2)
+from nnsim.ops import grouped_conv_2d, instance_normalization, local_response_normalization
+from nnsim.ops import embedding_lookup, hashtable_lookup
 from nnsim.types import OperationCode as C
 
 ALL_SPECS = (
@@ -32,6 +38,12 @@ ALL_SPECS = (
     batch_space.SPACE_TO_BATCH_ND, batch_space.BATCH_TO_SPACE_ND,
     squeeze.SQUEEZE, squeeze.EXPAND_DIMS,
     unary.ABS, unary.EXP, unary.FLOOR, unary.LOG, unary.NEG, unary.RSQRT, unary.SQRT,
+    unary.SIN,
+    comparisons.EQUAL, comparisons.NOT_EQUAL, comparisons.GREATER, comparisons.GREATER_EQUAL,
+    comparisons.LESS, comparisons.LESS_EQUAL,
+    logical.LOGICAL_AND, logical.LOGICAL_OR, logical.LOGICAL_NOT,
+    select.SPEC,
+    pow_op.SPEC,
     tanh.TANH, tanh.HARD_SWISH, tanh.ELU,
     div.SPEC,
     minmax.MAXIMUM, minmax.MINIMUM, minmax.PRELU,
@@ -44,23 +56,28 @@ ALL_SPECS = (
     l2_normalization.SPEC,
     l2_pool.SPEC,
     reduce.REDUCE_SUM, reduce.REDUCE_MAX, reduce.REDUCE_MIN,
+    reduce.REDUCE_PROD, reduce.REDUCE_ALL, reduce.REDUCE_ANY,
+    tile.SPEC, fill.SPEC, rank.SPEC, topk_v2.SPEC, channel_shuffle.SPEC,
+    pack.SPEC, mirror_pad.SPEC, reverse.SPEC, batch_matmul.SPEC,
     split.SPEC,
     pad_v2.SPEC,
     log_softmax.SPEC,
     transpose_conv_2d.SPEC,
+    local_response_normalization.SPEC, instance_normalization.SPEC, grouped_conv_2d.SPEC,
+    embedding_lookup.SPEC, hashtable_lookup.SPEC,
 )
 
 NOT_IMPLEMENTED = frozenset({
-    C.EMBEDDING_LOOKUP, C.HASHTABLE_LOOKUP, C.LOCAL_RESPONSE_NORMALIZATION, C.LSH_PROJECTION,
+    C.LSH_PROJECTION,
     C.LSTM, C.RNN, C.SVDF, C.AXIS_ALIGNED_BBOX_TRANSFORM, C.BIDIRECTIONAL_SEQUENCE_LSTM,
-    C.BIDIRECTIONAL_SEQUENCE_RNN, C.BOX_WITH_NMS_LIMIT, C.CHANNEL_SHUFFLE,
-    C.DETECTION_POSTPROCESSING, C.EQUAL, C.GENERATE_PROPOSALS, C.GREATER, C.GREATER_EQUAL,
-    C.GROUPED_CONV_2D, C.HEATMAP_MAX_KEYPOINT, C.INSTANCE_NORMALIZATION, C.LESS, C.LESS_EQUAL,
-    C.LOGICAL_AND, C.LOGICAL_NOT, C.LOGICAL_OR, C.NOT_EQUAL, C.POW, C.QUANTIZED_16BIT_LSTM,
-    C.RANDOM_MULTINOMIAL, C.REDUCE_ALL, C.REDUCE_ANY, C.REDUCE_PROD, C.ROI_ALIGN, C.ROI_POOLING,
-    C.SELECT, C.SIN, C.TILE, C.TOPK_V2, C.UNIDIRECTIONAL_SEQUENCE_LSTM,
-    C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE, C.FILL, C.RANK, C.BATCH_MATMUL,
-    C.PACK, C.MIRROR_PAD, C.REVERSE, C.OEM_OPERATION,
+    C.BIDIRECTIONAL_SEQUENCE_RNN, C.BOX_WITH_NMS_LIMIT,
+    C.DETECTION_POSTPROCESSING, C.GENERATE_PROPOSALS,
+    C.HEATMAP_MAX_KEYPOINT,
+    C.QUANTIZED_16BIT_LSTM,
+    C.RANDOM_MULTINOMIAL, C.ROI_ALIGN, C.ROI_POOLING,
+    C.UNIDIRECTIONAL_SEQUENCE_LSTM,
+    C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE,
+    C.OEM_OPERATION,
 })
 
 

@@ -1,17 +1,18 @@
 """Elementwise unary math: ABS (38), EXP (49), FLOOR (8), LOG (60), NEG (67), RSQRT (83),
-SQRT (88).
+SIN (85), SQRT (88).
 
 Inputs: 0 input. Output 0: same shape and type. Float types compute in float32 (float16 is
 rounded back); ABS and NEG also take TENSOR_INT32.
 
 Feature levels (T13 common/types/operations/src/Elementwise.cpp, Neg.cpp): FLOOR float32 FL1
-(rank <= 4), float16 FL3; EXP, LOG, SQRT float32 / float16 FL3; ABS float FL3, int32 FL4;
+(rank <= 4), float16 FL3; EXP, LOG, SIN, SQRT float32 / float16 FL3; ABS float FL3, int32 FL4;
 NEG float32 / float16 / int32 FL3; RSQRT float FL3, quant8 (asymm or signed) FL7, which this
 runtime (FL5) refuses at finish.
 """
 from __future__ import annotations
 
 from nnsim.kernels import unary
+from nnsim.kernels.float_math import sin
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL1, FL3, FL4, FL7, OperandType, OperationCode
@@ -20,7 +21,7 @@ T = OperandType
 C = OperationCode
 _FLOATS = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
 _KERNELS = {C.ABS: unary.absolute, C.EXP: unary.exp, C.FLOOR: unary.floor, C.LOG: unary.log,
-            C.NEG: unary.neg, C.RSQRT: unary.rsqrt, C.SQRT: unary.sqrt}
+            C.NEG: unary.neg, C.RSQRT: unary.rsqrt, C.SIN: sin, C.SQRT: unary.sqrt}
 
 
 def validate(ctx):
@@ -61,4 +62,5 @@ FLOOR = OperationSpec(C.FLOOR, validate, prepare, execute)
 LOG = OperationSpec(C.LOG, validate, prepare, execute)
 NEG = OperationSpec(C.NEG, validate, prepare, execute)
 RSQRT = OperationSpec(C.RSQRT, validate, prepare, execute)
+SIN = OperationSpec(C.SIN, validate, prepare, execute)
 SQRT = OperationSpec(C.SQRT, validate, prepare, execute)

@@ -24,7 +24,8 @@ from tests.tflite.test_builtins import T, build, check, litert
 U8, I8, I16, F32, I32 = np.uint8, np.int8, np.int16, np.float32, np.int32
 _HERE = Path(__file__).parent
 # Other files whose cases admit NNAPI-backed builtins (one per group of operations).
-_GROUP_FILES = ("test_builtins_compare.py", "test_builtins_shape2.py")
+_GROUP_FILES = ("test_builtins_compare.py", "test_builtins_shape2.py", "test_builtins_lookup.py",
+                "test_builtins_norm.py")
 
 
 def _q(dtype, scale, zp_u8, zp_i8=None):

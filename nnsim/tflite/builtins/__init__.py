@@ -9,8 +9,8 @@ explicitly (no scanning).
 """
 from __future__ import annotations
 
-from nnsim.tflite.builtins import activations, conv, elementwise, pooling, quantize, reduce
-from nnsim.tflite.builtins import resize, shape
+from nnsim.tflite.builtins import (activations, compare, conv, elementwise, pooling, quantize,
+                                   reduce, resize, shape, shape2, tfl_only)
 from nnsim.tflite.builtins._base import (BuiltinError, BuiltinOp, Node,
                                          UnsupportedOperatorError)
 from nnsim.tflite.builtins.detection import DetectionPostProcess
@@ -53,6 +53,19 @@ BUILTINS: dict = {
     B.GATHER: shape.Gather,
     B.GATHER_ND: shape.GatherNd,
     B.CAST: shape.Cast,
+    # TFLite rescales quantized comparisons in integers (NNAPI compares dequantized floats),
+    # SELECT copies raw values (NNAPI requantizes), int32 POW is TFLite's own
+    B.EQUAL: compare.Equal, B.NOT_EQUAL: compare.NotEqual, B.GREATER: compare.Greater,
+    B.GREATER_EQUAL: compare.GreaterEqual, B.LESS: compare.Less, B.LESS_EQUAL: compare.LessEqual,
+    B.SELECT: compare.Select, B.SELECT_V2: compare.SelectV2, B.POW: compare.Pow,
+    # builtins NNAPI cannot express, or lowers to operations that compute differently, and
+    # SPLIT / SPLIT_V / UNPACK, whose axis or sizes may be computed at run time
+    **tfl_only.BUILTINS,
+    # TFLite's TOPK_V2 breaks ties lowest index first (NNAPI: highest), REVERSE_V2 takes
+    # negative and several axes, BATCH_MATMUL broadcasts batches both ways, REDUCE_PROD has no
+    # zero guard and takes int32/int64, RANK has no NNAPI mapping
+    B.RANK: shape2.Rank, B.TOPK_V2: shape2.TopKV2, B.REVERSE_V2: shape2.ReverseV2,
+    B.BATCH_MATMUL: shape2.BatchMatMul, B.REDUCE_PROD: shape2.ReduceProd,
 }
 
 # Builtins whose TFLite CPU kernel computes what their NNAPI lowering computes: they run through
@@ -62,10 +75,13 @@ NNAPI_BACKED = frozenset({
     B.ABS, B.EXP, B.LOG, B.NEG, B.RSQRT, B.SQRT, B.FLOOR, B.ELU,
     B.DIV, B.MAXIMUM, B.MINIMUM, B.PRELU,
     B.DEPTH_TO_SPACE, B.SPACE_TO_DEPTH, B.BATCH_TO_SPACE_ND, B.SPACE_TO_BATCH_ND,
-    B.EXPAND_DIMS, B.SPLIT, B.PADV2,
+    B.EXPAND_DIMS, B.PADV2,
     B.L2_NORMALIZATION, B.L2_POOL_2D, B.LOG_SOFTMAX,
     B.REDUCE_MAX, B.REDUCE_MIN, B.SUM,
     B.RESIZE_NEAREST_NEIGHBOR, B.TRANSPOSE_CONV,
+    B.LOGICAL_AND, B.LOGICAL_OR, B.LOGICAL_NOT, B.SIN,
+    B.EMBEDDING_LOOKUP, B.HASHTABLE_LOOKUP,
+    B.TILE, B.FILL, B.REDUCE_ANY, B.PACK, B.MIRROR_PAD,
 })
 
 CUSTOM_OPS: dict = {

@@ -2,7 +2,9 @@
 
 TFLite SAME/VALID padding becomes explicit (before, after) padding for the kernels; the fused
 activation clamps in the output domain; uint8 uses per-tensor quantization, int8 per-channel
-(or per-tensor) symmetric filters. Hybrid CONV_2D (float input, per-tensor int8 weights) runs
+(or per-tensor) symmetric filters. A CONV_2D whose input depth is a multiple of the filter depth
+is a grouped convolution (TFLite's reference Conv / ConvPerChannel: ``nnsim.kernels.grouped_conv``
+with TFLite's multipliers). Hybrid CONV_2D (float input, per-tensor int8 weights) runs
 TFLite's HybridConv; other hybrid variants are refused. Quantized FULLY_CONNECTED uses
 LiteRT's single-rounding requantization (``nnsim.kernels.fc_quant``).
 """
@@ -14,6 +16,7 @@ from nnsim.kernels.conv import conv_2d, pack_filter, prepare_conv_2d
 from nnsim.kernels.depthwise import depthwise_conv_2d, prepare_depthwise_conv_2d
 from nnsim.kernels.fc_quant import fully_connected_quant
 from nnsim.kernels.fully_connected import fully_connected
+from nnsim.kernels.grouped_conv import grouped_conv_2d, prepare_grouped_conv_2d
 from nnsim.kernels.hybrid_conv import hybrid_conv_2d, pack_hybrid_filter
 from nnsim.tflite.builtins._base import BuiltinOp, fuse_code, tflite_padding
 from nnsim.tflite.options import (Conv2DOptions, DepthwiseConv2DOptions,
@@ -113,9 +116,15 @@ class Conv2D(_Weighted):
         o = self.opts
         if len(x_shape) != 4 or len(w_shape) != 4:
             raise self.error(f"input {x_shape} and filter {w_shape} must be 4-D")
-        if w_shape[3] != x_shape[3]:
-            raise self.node.error(f"grouped convolution (input depth {x_shape[3]}, filter "
-                                  f"depth {w_shape[3]}) is not supported", unsupported=True)
+        # TFLite conv.cc: the input depth is a multiple of the filter depth (groups), and the
+        # output channels a multiple of the groups; only the reference kernels run groups.
+        cin, fcin = x_shape[3], w_shape[3]
+        if fcin <= 0 or cin % fcin or w_shape[0] % max(cin // fcin, 1):
+            raise self.error(f"input depth {cin} is not a multiple of filter depth {fcin} "
+                             f"with {w_shape[0]} output channels a multiple of the groups")
+        self.groups = cin // fcin
+        if self.groups != 1 and self.hybrid:
+            raise self.error("grouped hybrid convolution is not supported (TFLite conv.cc)")
         oh, pt, pb = tflite_padding(o.padding, x_shape[1], w_shape[1], o.stride_h,
                                     o.dilation_h_factor)
         ow, pl, pr = tflite_padding(o.padding, x_shape[2], w_shape[2], o.stride_w,
@@ -128,7 +137,10 @@ class Conv2D(_Weighted):
     def prepare(self, shapes):
         out_shape, self.geo = self._geometry(shapes[0], shapes[1])
         self.plan = None
-        if not self.hybrid:
+        if self.groups != 1:
+            self._plan(shapes[0], prepare_grouped_conv_2d, groups=self.groups, fuse=self.fuse,
+                       **self.geo)
+        elif not self.hybrid:
             self._plan(shapes[0], prepare_conv_2d, fuse=self.fuse, packed_filter=self.packed,
                        **self.geo)
         return [out_shape]
@@ -138,6 +150,9 @@ class Conv2D(_Weighted):
         out = None if self.hybrid else self._run_plan(x)
         if out is not None:
             return [out]
+        if self.groups != 1:
+            return [grouped_conv_2d(x, w, bias, groups=self.groups, fuse=self.fuse, **self.geo,
+                                    **self.q)]
         kernel = hybrid_conv_2d if self.hybrid else conv_2d
         return [kernel(x, w, bias, fuse=self.fuse, packed_filter=self.packed, **self.geo,
                        **self.q)]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import elementwise as ew
+from nnsim.kernels._common import broadcast_shape as kernel_broadcast_shape
 from nnsim.kernels.floor_div import floor_div
 from nnsim.tflite.builtins._base import BuiltinOp, fuse_code
 from nnsim.tflite.options import AddOptions, MulOptions, SubOptions
@@ -18,8 +19,9 @@ _INT_CLAMP = {0: (None, None), 1: (0, None), 2: (-1, 1), 3: (0, 6)}
 
 
 def broadcast_shape(node, a, b):
+    """``kernels._common.broadcast_shape`` with the node named in the error."""
     try:
-        return tuple(np.broadcast_shapes(tuple(a), tuple(b)))
+        return kernel_broadcast_shape(a, b)
     except ValueError:
         raise node.error(f"shapes {tuple(a)} and {tuple(b)} do not broadcast") from None
 
