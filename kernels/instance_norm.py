@@ -53,7 +53,7 @@ def instance_normalization(x, gamma, beta, epsilon):
 
 
 @njit
-def to_half(v):
+def _to_half(v):
     """``v`` rounded to the nearest IEEE half value (ties to even), as a float64."""
     a = abs(v)
     if a != a:
@@ -71,7 +71,7 @@ def to_half(v):
 @njit
 def _round(v, half):
     if half:
-        return to_half(v)
+        return _to_half(v)
     return np.float64(np.float32(v))
 
 

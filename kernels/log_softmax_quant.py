@@ -8,13 +8,13 @@ LiteRT's ``BUILTIN_REF`` resolver; the output has scale 16/256 and zero point ``
     R, RS = QuantizeMultiplierSmallerThanOneExp(2**(31 - L) / M)
     per row: d = x - max(row)
         sum = sum over d >= diff_min of RDBPOT(exp_on_negative_values(SRDHM(d << L, M)), 12)
-        log = log_x_for_x_greater_than_or_equal_to_1<5>(sum as Q12.19)      # Q5.26
+        log = _log_x_for_x_greater_than_or_equal_to_1<5>(sum as Q12.19)      # Q5.26
         limit = max(diff_min - 1, RDBPOT(SRDHM(log + INT32_MIN, R), -RS))
         out = d > limit ? clamp(RDBPOT(SRDHM(d << L, M) - log, 22) + qmax) : qmin
 
 The uint8 and int8 kernels are the same arithmetic on the shifted type. The Q5.26 logarithm is
 gemmlowp/TFLite's ``log_x_for_x_greater_than_or_equal_to_1_impl`` (``internal/common.h``),
-ported in :func:`log_x_for_x_greater_than_or_equal_to_1`.
+ported in :func:`_log_x_for_x_greater_than_or_equal_to_1`.
 """
 
 from __future__ import annotations
@@ -28,12 +28,12 @@ from nnsim.kernels.fixed_point import (count_leading_zeros_u32, exp_on_negative_
                                        multiply_by_quantized_multiplier_smaller_than_one_exp,
                                        one_over_one_plus_x_for_x_in_0_1, qrange,
                                        quantize_multiplier, rounding_divide_by_pot,
-                                       rounding_half_sum, saturating_rounding_doubling_high_mul,
-                                       saturating_rounding_multiply_by_pot, wrap_int32)
+                                       rounding_half_sum, wrap_int32)
+from nnsim.kernels.fixed_point import saturating_rounding_doubling_high_mul as _srdhm
+from nnsim.kernels.fixed_point import saturating_rounding_multiply_by_pot as _srmbpot
 from nnsim.kernels.softmax import softmax_params
 
-__all__ = ["log_softmax_quantized", "log_softmax_params", "log_x_for_x_greater_than_or_equal_to_1",
-           "OUTPUT_SCALE"]
+__all__ = ["log_softmax_quantized", "log_softmax_params", "OUTPUT_SCALE"]
 
 #: The only output scale TFLite accepts (16 / 256); the zero point is the type's maximum.
 OUTPUT_SCALE = 16.0 / 256
@@ -87,40 +87,36 @@ def _saturating_add(a, b):
 
 
 @njit
-def log_x_for_x_greater_than_or_equal_to_1(raw, input_bits, output_bits):
+def _log_x_for_x_greater_than_or_equal_to_1(raw, input_bits, output_bits):
     """``log(x)`` for a fixed-point ``x >= 1`` with ``input_bits`` integer bits (raw int32),
-    as a raw value with ``output_bits`` integer bits (TFLite ``internal/common.h``)."""
+    as a raw value with ``output_bits`` integer bits (TFLite ``internal/common.h``).
+
+    ``x = 2**z * r`` with ``r`` in [sqrt(1/2), sqrt(2)) found twice (from ``x`` and from
+    ``x * sqrt(1/2)``, keeping the smaller ``r``); ``log(r)`` is a rational approximation
+    around ``2**-1/4`` in Q0.31, summed with ``z * log(2)`` in ``output_bits + 1`` integer bits.
+    """
     accum_bits = output_bits + 1
-    shifted_quarter = rounding_divide_by_pot(_ONE_QUARTER, accum_bits)    # Rescale<accum>
+    quarter = rounding_divide_by_pot(_ONE_QUARTER, accum_bits)            # Rescale<accum>
     z_a = np.int64(raw)
-    z_a_headroom_plus_1 = count_leading_zeros_u32(z_a)
-    r_a_tmp = saturating_rounding_multiply_by_pot(z_a, z_a_headroom_plus_1 - 1)
-    r_a = saturating_rounding_multiply_by_pot(
-        saturating_rounding_doubling_high_mul(r_a_tmp, _SQRT_HALF), 1)
-    z_a_pow_2_adj = _saturating_add(saturating_rounding_multiply_by_pot(
-        input_bits - z_a_headroom_plus_1, 31 - accum_bits), shifted_quarter)
-    z_b = saturating_rounding_doubling_high_mul(z_a, _SQRT_HALF)
-    z_b_headroom = count_leading_zeros_u32(z_b) - 1
-    r_b = saturating_rounding_multiply_by_pot(z_a, z_b_headroom)
-    z_b_pow_2_adj = _saturating_add(saturating_rounding_multiply_by_pot(
-        input_bits - z_b_headroom, 31 - accum_bits), -shifted_quarter)
+    headroom_a = count_leading_zeros_u32(z_a)                             # headroom + 1
+    r_a = _srmbpot(_srdhm(_srmbpot(z_a, headroom_a - 1), _SQRT_HALF), 1)
+    pow_a = _saturating_add(_srmbpot(input_bits - headroom_a, 31 - accum_bits), quarter)
+    headroom_b = count_leading_zeros_u32(_srdhm(z_a, _SQRT_HALF)) - 1
+    r_b = _srmbpot(z_a, headroom_b)
+    pow_b = _saturating_add(_srmbpot(input_bits - headroom_b, 31 - accum_bits), -quarter)
     r = min(r_a, r_b)
-    z_pow_2_adj = max(z_a_pow_2_adj, z_b_pow_2_adj)
+    z_pow_2 = max(pow_a, pow_b)
     p = rounding_half_sum(r, _SQRT_SQRT_HALF)
     q = wrap_int32(r - _SQRT_SQRT_HALF)
     q = wrap_int32(q + q)
-    common_sq = saturating_rounding_doubling_high_mul(q, q)
-    num = wrap_int32(saturating_rounding_doubling_high_mul(q, r) + saturating_rounding_doubling_high_mul(
-        saturating_rounding_doubling_high_mul(q, common_sq), _ALPHA_N))
-    inner = wrap_int32(wrap_int32(_ALPHA_I + q)
-                       + saturating_rounding_doubling_high_mul(_ALPHA_D, common_sq))
-    denom_minus_one = wrap_int32(saturating_rounding_doubling_high_mul(p, inner)
-                                 + saturating_rounding_doubling_high_mul(_ALPHA_F, q))
+    q_sq = _srdhm(q, q)
+    num = wrap_int32(_srdhm(q, r) + _srdhm(_srdhm(q, q_sq), _ALPHA_N))
+    inner = wrap_int32(wrap_int32(_ALPHA_I + q) + _srdhm(_ALPHA_D, q_sq))
+    denom_minus_one = wrap_int32(_srdhm(p, inner) + _srdhm(_ALPHA_F, q))
     recip_denom = one_over_one_plus_x_for_x_in_0_1(denom_minus_one)
     num_scaled = rounding_divide_by_pot(num, accum_bits)                 # Rescale<accum>
-    total = wrap_int32(saturating_rounding_doubling_high_mul(z_pow_2_adj, _LOG_2)
-                       + saturating_rounding_doubling_high_mul(num_scaled, recip_denom))
-    return saturating_rounding_multiply_by_pot(total, accum_bits - output_bits)
+    total = wrap_int32(_srdhm(z_pow_2, _LOG_2) + _srdhm(num_scaled, recip_denom))
+    return _srmbpot(total, accum_bits - output_bits)                     # Rescale<output>
 
 
 @njit
@@ -139,7 +135,7 @@ def _log_softmax_quant_core(rows, m, left_shift, diff_min, rev_m, rev_shift, qmi
                 e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
                 sum_of_exps = wrap_int32(
                     sum_of_exps + rounding_divide_by_pot(e, _ACCUMULATION_INTEGER_BITS))
-        log_sum = log_x_for_x_greater_than_or_equal_to_1(
+        log_sum = _log_x_for_x_greater_than_or_equal_to_1(
             sum_of_exps, _ACCUMULATION_INTEGER_BITS, _SCALED_DIFF_INTEGER_BITS)
         limit = max(diff_min - 1, multiply_by_quantized_multiplier_smaller_than_one_exp(
             wrap_int32(log_sum - 2147483648), rev_m, rev_shift))

@@ -25,6 +25,7 @@ from nnsim.runtime.execution import Execution
 from nnsim.runtime.model import RUNTIME_FEATURE_LEVEL
 from nnsim.runtime.properties import getprop_int, register_property
 from nnsim.tflite import tflog
+from nnsim.tflite.convert.builder import ConvertError
 from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
                                     partition_graph_into_independent_node_subsets)
 from nnsim.types import ResultCode
@@ -300,8 +301,13 @@ class NnApiDelegate:
         for part in self._preview(sg, plan, supported):
             if part.type != PARTITION:
                 continue
-            converted = self._convert(model, subgraph_index, part.nodes, part.input_tensors,
-                                      part.output_tensors, target_fl)
+            try:
+                converted = self._convert(model, subgraph_index, part.nodes,
+                                          part.input_tensors, part.output_tensors, target_fl)
+            except (NnapiError, ConvertError) as e:
+                # BuildGraph failed (e.g. an operation NNAPI's validation refuses): DoPrepare
+                # fails and the interpreter restores its plan (6.3)
+                raise DelegateError(str(e)) from e
             code, ops_ok = ask(converted.nnapi_model, self.target_devices)
             if code != ResultCode.NO_ERROR:
                 raise DelegateError(f"getSupportedOperationsForDevices failed with {code}")

@@ -14,17 +14,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from nnsim.kernels.log_softmax_quant import log_softmax_quantized
+from nnsim.kernels.reduce_sum_quant import sum_quantized
+from nnsim.kernels.reference import log_softmax_quant as ref_log_softmax
+from nnsim.kernels.reference import reduce_sum_quant as ref_sum
 from nnsim.tflite import Interpreter
 from nnsim.tflite import builtins as tflite_builtins
 from nnsim.tflite import options as O
-from nnsim.tflite.builtins import norm
+from nnsim.tflite.builtins import Node, norm
+from nnsim.tflite.builtins.nnapi_backed import NnapiBacked
 from nnsim.tflite.reader import Quantization, read_model
 from nnsim.tflite.schema import ActivationFunctionType as Act
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import Padding
 from tests.tflite.test_builtins import T, assert_same, build, check, litert, run_both
 
-tflite_builtins.BUILTINS.update(norm.BUILTINS)  # lead: remove after merge
 
 U8, I8, I16, F32, I32 = np.uint8, np.int8, np.int16, np.float32, np.int32
 
@@ -66,6 +70,23 @@ def test_local_response_norm_window_is_tflites():
     ours, _ = _run_ours(blob, [x])
     np.testing.assert_allclose(ours[0].ravel(), want, rtol=1e-6)
     np.testing.assert_allclose(_run_ref(blob, [x])[0].ravel(), want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("radius,beta", [(0, 0.75), (2, 0.5), (3, 1.0), (20, 0.6)])
+def test_local_response_norm_nnapi_lowering_equals_litert_default_kernel(radius, beta):
+    """LiteRT's default (optimized) kernel sums over [c - r, c + r] like NNAPI: the node's NNAPI
+    lowering (what a phone's delegate runs) matches it, not the reference kernel."""
+    blob = build(B.LOCAL_RESPONSE_NORMALIZATION, [T((2, 3, 4, 9), F32)], [T((2, 3, 4, 9), F32)],
+                 O.LocalResponseNormalizationOptions(radius=radius, bias=1.5, alpha=0.3,
+                                                     beta=beta))
+    x = np.random.default_rng(radius).standard_normal((2, 3, 4, 9)).astype(F32) * 3
+    ours = NnapiBacked(Node(read_model(blob), 0, 0)).eval([x])
+    ip = litert.Interpreter(model_content=blob, num_threads=1, experimental_op_resolver_type=(
+        litert.OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES))
+    ip.allocate_tensors()
+    ip.set_tensor(ip.get_input_details()[0]["index"], x)
+    ip.invoke()
+    assert_same(ours, [ip.get_tensor(ip.get_output_details()[0]["index"])])
 
 
 def test_local_response_norm_needs_4d_like_litert():
@@ -205,7 +226,7 @@ def test_sum_int16_needs_zero_points_0():
         _run_ours(blob, [np.zeros((2, 3), I16)])
 
 
-def test_sum_uint8_axes_at_run_time(request):
+def test_sum_uint8_axes_at_run_time():
     blob = build(B.SUM, [T((4, 6), U8, (0.2, 10)), T((1,), I32)], [T((4,), U8, (0.9, 3))],
                  O.ReducerOptions())
     x = np.random.default_rng(7).integers(0, 256, (4, 6)).astype(U8)
@@ -261,3 +282,34 @@ def test_log_softmax_output_quantization_is_checked_like_litert(dtype, zp):
         _run_ref(blob, [np.zeros((2, 5), dtype)])
     with pytest.raises(RuntimeError, match="zero point"):
         _run_ours(blob, [np.zeros((2, 5), dtype)])
+
+
+# -- the quantized kernels against their numpy references ---------------------------------------
+@pytest.mark.parametrize("dtype", [U8, I8])
+@pytest.mark.parametrize("scale", [0.003, 0.02, 0.1, 0.5, 3.0, 40.0])
+def test_log_softmax_kernel_equals_reference(dtype, scale):
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(9).integers(info.min, info.max + 1, (40, 33)).astype(dtype)
+    x[3] = x[3, 0]
+    got = log_softmax_quantized(x, scale)
+    assert np.array_equal(got, ref_log_softmax.log_softmax_quantized(x, scale))
+    assert got[3].tolist() == [int(np.clip(round(-np.log(33) * 16) + info.max, info.min,
+                                           info.max))] * 33      # a flat row: -log(33)
+
+
+@pytest.mark.parametrize("dtype", [U8, I8, I16])
+@pytest.mark.parametrize("axes,keep", [([1], False), ([0, -1], True), ([], False),
+                                       ([0, 1, 2, 1], False)])
+def test_sum_kernel_equals_reference(dtype, axes, keep):
+    info = np.iinfo(dtype)
+    x = np.random.default_rng(10).integers(info.min, info.max + 1, (4, 5, 6)).astype(dtype)
+    q = dict(in_scale=0.3, in_zp=3, out_scale=0.7, out_zp=-1 if dtype != U8 else 9)
+    got = sum_quantized(x, axes, keep, **q)
+    want = ref_sum.sum_quantized(x, axes, keep, **q)
+    assert got.shape == want.shape and np.array_equal(got, want)
+
+
+def test_sum_kernel_zero_sized_input_gives_zeros():
+    out = sum_quantized(np.zeros((2, 0, 3), U8), [1], False, in_scale=1.0, in_zp=3,
+                        out_scale=1.0, out_zp=7)
+    assert out.shape == (2, 3) and not out.any()    # TFLite clears the output, then returns

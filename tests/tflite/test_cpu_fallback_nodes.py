@@ -70,3 +70,27 @@ def test_cpu_node_logs_nothing_to_logcat():
     with vlog.LogCapture() as cap:
         _run(blob, x, [load_delegate("nnapi", options={"accelerator_name": "nnapi-reference"})])
     assert any("ExecutionPlan" in line or "GraphDump" in line for line in cap.lines())
+
+
+def test_grouped_conv_fails_delegation_and_runs_on_the_cpu():
+    """The delegate maps a grouped CONV_2D to an 8-operand GROUPED_CONV_2D (reference 4), which
+    NNAPI's validation refuses at addOperation: DoPrepare fails, the plan is restored, and the
+    node runs on TFLite's CPU kernel (grouped convolution), matching LiteRT."""
+    from nnsim.tflite.schema import Padding
+    rng = np.random.default_rng(1)
+    w = T((4, 3, 3, 2), np.float32, None, rng.standard_normal((4, 3, 3, 2)).astype(np.float32))
+    b = T((4,), np.float32, None, np.zeros(4, np.float32))
+    blob = build(B.CONV_2D, [T((1, 5, 5, 4)), w, b], [T((1, 5, 5, 4))],
+                 O.Conv2DOptions(padding=Padding.SAME, stride_w=1, stride_h=1))
+    apply_board("imx8mp")
+    x = rng.standard_normal((1, 5, 5, 4)).astype(np.float32)
+    ip, got = _run(blob, x, [load_delegate("nnapi")])
+    assert set(ip.node_placement().values()) == {"cpu"}
+    assert "GROUPED_CONV_2D" in ip.delegation_error
+    ref = litert.Interpreter(model_content=blob, num_threads=1,
+                             experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
+    ref.allocate_tensors()
+    ref.set_tensor(ref.get_input_details()[0]["index"], x)
+    ref.invoke()
+    np.testing.assert_allclose(got, ref.get_tensor(ref.get_output_details()[0]["index"]),
+                               rtol=1e-5, atol=1e-6)

@@ -10,7 +10,7 @@ explicitly (no scanning).
 from __future__ import annotations
 
 from nnsim.tflite.builtins import (activations, compare, conv, elementwise, pooling, quantize,
-                                   reduce, resize, shape, shape2, tfl_only)
+                                   norm, reduce, resize, shape, shape2, tfl_only)
 from nnsim.tflite.builtins._base import (BuiltinError, BuiltinOp, Node,
                                          UnsupportedOperatorError)
 from nnsim.tflite.builtins.detection import DetectionPostProcess
@@ -66,6 +66,9 @@ BUILTINS: dict = {
     # zero guard and takes int32/int64, RANK has no NNAPI mapping
     B.RANK: shape2.Rank, B.TOPK_V2: shape2.TopKV2, B.REVERSE_V2: shape2.ReverseV2,
     B.BATCH_MATMUL: shape2.BatchMatMul, B.REDUCE_PROD: shape2.ReduceProd,
+    # quantized SUM and LOG_SOFTMAX have no NNAPI form (their float variants still run through
+    # the NNAPI lowering); TFLite's reference LRN sums over [c-r, c+r), NNAPI over [c-r, c+r]
+    **norm.BUILTINS,
 }
 
 # Builtins whose TFLite CPU kernel computes what their NNAPI lowering computes: they run through

@@ -4,7 +4,8 @@ These builtins compute what LiteRT's reference kernels compute where NNAPI canno
 
 * LOCAL_RESPONSE_NORMALIZATION (float32, 4-D): TFLite's reference kernel sums the squares over
   ``[c - radius, c + radius)``, one element fewer than NNAPI's ``[c - radius, c + radius]``,
-  so it cannot run through its NNAPI lowering.
+  so it cannot run through its NNAPI lowering. (LiteRT's default optimized kernel uses NNAPI's
+  window: listing the builtin in ``NNAPI_BACKED`` instead would match that kernel.)
 * SUM of uint8 / int8 / int16: NNAPI's REDUCE_SUM is float only. ``reference_ops::
   QuantizedMeanOrSum`` typed for the tensor. LiteRT's ``BUILTIN_REF`` resolver hands int8 and
   int16 tensors to that kernel as uint8 (``reduce.cc``: ``GetTensorData<uint8_t>`` whatever the
