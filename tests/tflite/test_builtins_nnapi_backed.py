@@ -244,3 +244,24 @@ def test_every_nnapi_backed_builtin_is_tested():
         named |= _builtins_named(_HERE / name)
     missing = sorted(op.name for op in NNAPI_BACKED if op.name not in named)
     assert not missing, f"NNAPI-backed builtins without a LiteRT differential test: {missing}"
+
+
+@pytest.mark.parametrize("dtype", [I8, F32])
+def test_transpose_conv_with_bias(request, dtype):
+    """TRANSPOSE_CONV with its optional bias (input 3); int8 with per-channel weights."""
+    from nnsim.tflite.reader import Quantization
+    rng = np.random.default_rng(13)
+    shape = T((4,), I32, data=np.array([1, 9, 9, 3], I32))
+    if dtype == F32:
+        w = T((3, 3, 3, 2), F32, None, rng.standard_normal((3, 3, 3, 2)).astype(F32))
+        bias = T((3,), F32, None, rng.standard_normal(3).astype(F32))
+        x, out = T((1, 4, 4, 2), F32), T((1, 9, 9, 3), F32)
+    else:
+        scales = np.array([0.01, 0.012, 0.009], np.float32)
+        w = T((3, 3, 3, 2), I8, Quantization(scales, np.zeros(3, np.int64), 0),
+              rng.integers(-127, 128, (3, 3, 3, 2)).astype(I8))
+        bias = T((3,), I32, Quantization(scales * 0.05, np.zeros(3, np.int64)),
+                 rng.integers(-500, 500, 3).astype(I32))
+        x, out = T((1, 4, 4, 2), I8, (0.05, -3)), T((1, 9, 9, 3), I8, (0.1, 4))
+    check(request, B.TRANSPOSE_CONV, [shape, w, x, bias], [out],
+          O.TransposeConvOptions(padding=Padding.VALID, stride_w=2, stride_h=2))
