@@ -221,7 +221,7 @@ def op_stats(model, i: int) -> OpStats:
     op = model.operations[i]
     ins = _inputs(model, i)
     operands = model.operands
-    op_class = _CLASS.get(op.type, "other")
+    base_class = op_class = _CLASS.get(op.type, "other")
     in0 = operands[ins[0]] if ins else None
     out_elems = sum(_elements(operands[o]) for o in op.outputs)
     in_elems = _elements(in0) if in0 is not None else 0
@@ -250,8 +250,7 @@ def op_stats(model, i: int) -> OpStats:
     elif op.type == C.BATCH_MATMUL and len(ins) > 2:
         filter_dims = tuple(int(d) for d in operands[ins[0]].dimensions)
         adj_x = bool(_scalar(model, ins[2], 0))
-    macs = count_macs(op.type, _CLASS.get(op.type, "other"), out_elems, in_elems, filter_dims,
-                      window, adj_x)
+    macs = count_macs(op.type, base_class, out_elems, in_elems, filter_dims, window, adj_x)
     in_type = in0.type if in0 is not None else T.TENSOR_FLOAT32
     return OpStats(i, op.type, op_class, in_type, int(macs), int(bytes_read),
                    int(bytes_written), int(weight_bytes), per_channel)

@@ -28,8 +28,14 @@ import types as pytypes
 from dataclasses import dataclass
 from pathlib import Path
 
+import nnsim.kernels
+from nnsim.drivers import timing
+from nnsim.drivers.boards import make_driver
+from nnsim.ops.registry import REGISTRY
+from nnsim.tflite import builtins
 from nnsim.tflite.convert.mapping import nnapi_code_for_builtin, tflite_to_nnapi
 from nnsim.tflite.schema import BuiltinOperator as B
+from nnsim.tflite.validate import RULES
 from nnsim.types import OperationCode as C
 
 __all__ = ["tflite_to_nnapi", "GAPS", "TfliteRow", "NnapiRow", "tflite_rows", "nnapi_rows",
@@ -64,8 +70,6 @@ class NnapiRow:
 
 
 def tflite_rows() -> list[TfliteRow]:
-    from nnsim.tflite import builtins
-    from nnsim.tflite.validate import RULES
     rows = []
     for b in sorted(B, key=lambda x: x.name):
         if b == B.CUSTOM:
@@ -94,7 +98,6 @@ def _kernel_modules(spec) -> tuple:
         if name.startswith("_") or name == "reference":
             continue
         found.append(name)
-    import nnsim.kernels
     ref_dir = Path(nnsim.kernels.__file__).parent / "reference"
     return tuple((n, (ref_dir / f"{n}.py").exists()) for n in sorted(set(found)))
 
@@ -105,9 +108,6 @@ def _rule_kind(driver, code) -> str:
 
 
 def nnapi_rows() -> list[NnapiRow]:
-    from nnsim.drivers import timing
-    from nnsim.drivers.boards import make_driver
-    from nnsim.ops.registry import REGISTRY
     vsi, synap = make_driver("vsi-npu", "imx8mp"), make_driver("synap-npu", "vs680")
     rows = []
     for code in C:
@@ -133,16 +133,12 @@ def holes(include_gaps: bool = False) -> list[tuple[str, str, str]]:
         if converted and not row.cpu:
             out.append(("cpu", row.builtin, "the delegate may leave it on the CPU, which has no "
                                             "kernel for it"))
-    from nnsim.ops.registry import REGISTRY
-    for row in nnapi_rows():
-        if not row.spec:
-            continue
-        if not row.timing:
-            out.append(("timing", row.code, "registered but has no timing class"))
-    for row in tflite_rows():
         for name in row.converter:
             if C[name] not in REGISTRY:
                 out.append(("spec", name, f"the delegate maps {row.builtin} to it but nnsim "
                                           f"does not implement it"))
+    for code in REGISTRY:
+        if not timing.op_class(code):
+            out.append(("timing", C(code).name, "registered but has no timing class"))
     unique = sorted(set(out))
     return [h for h in unique if include_gaps or (h[0], h[1]) not in GAPS]

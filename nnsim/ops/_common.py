@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._common import explicit_out_size, same_padding
+from nnsim.kernels._common import broadcast_shape, explicit_out_size, same_padding
 from nnsim.types import OperandType, PaddingCode
 
 T = OperandType
@@ -69,6 +69,16 @@ def check(ctx, cond: bool, message: str) -> None:
     if not cond:
         from nnsim.errors import OpFailedError
         raise OpFailedError(f"{ctx.code.name}: {message}")
+
+
+def set_broadcast_output_shape(ctx, output: int = 0) -> None:
+    """calculateBroadcastedShape of inputs 0 and 1 as the shape of ``output``: trailing
+    dimensions equal or 1; OP_FAILED when they do not broadcast."""
+    try:
+        shape = broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))
+    except ValueError as e:
+        check(ctx, False, str(e))
+    ctx.set_output_shape(output, shape)
 
 
 def legacy_quant_scale_ok(ctx, filter_index: int = 1) -> bool:

@@ -10,7 +10,6 @@ TENSOR_INT32 needs fuse NONE, checked at execution as the CPU kernel does (execu
 from __future__ import annotations
 
 from nnsim.kernels import elementwise, int32_arith
-from nnsim.kernels._common import broadcast_shape
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL1, FL2, FL3, FL4, OperandType, OperationCode
@@ -47,13 +46,9 @@ def validate(ctx):
 
 
 def prepare(ctx):
-    from nnsim.errors import OpFailedError
     if ctx.input_operand(0).type == T.TENSOR_INT32:
         cm.check(ctx, int(ctx.scalar(2)) == 0, "TENSOR_INT32 operands only support FUSED_NONE")
-    try:
-        ctx.set_output_shape(0, broadcast_shape(ctx.input_shape(0), ctx.input_shape(1)))
-    except ValueError as e:
-        raise OpFailedError(f"{ctx.code.name}: {e}") from None
+    cm.set_broadcast_output_shape(ctx)
 
 
 def execute(ctx):

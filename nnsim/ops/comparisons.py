@@ -9,10 +9,8 @@ FLOAT32, INT32 and QUANT8_ASYMM FL3; QUANT8_ASYMM_SIGNED FL4. No rank limit.
 """
 from __future__ import annotations
 
-from nnsim.errors import OpFailedError
 from nnsim.kernels import compare
 from nnsim.ops import _common as cm
-from nnsim.kernels._common import broadcast_shape
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL3, FL4, OperandType, OperationCode
 
@@ -34,12 +32,7 @@ def validate(ctx):
 
 
 def prepare(ctx):
-    """calculateBroadcastedShape: trailing dimensions equal or 1."""
-    try:
-        shape = broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))
-    except ValueError as e:
-        raise OpFailedError(f"{ctx.code.name}: {e}") from None
-    ctx.set_output_shape(0, shape)
+    cm.set_broadcast_output_shape(ctx)
 
 
 def execute(ctx):

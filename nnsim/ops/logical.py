@@ -8,9 +8,8 @@ Feature level FL3 (T13 common/types/operations/src/LogicalAndOr.cpp, LogicalNot.
 """
 from __future__ import annotations
 
-from nnsim.errors import OpFailedError
 from nnsim.kernels import logical
-from nnsim.kernels._common import broadcast_shape
+from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL3, OperandType, OperationCode
 
@@ -31,11 +30,7 @@ def prepare(ctx):
     if ctx.code == C.LOGICAL_NOT:
         ctx.set_output_shape(0, ctx.input_shape(0))
         return
-    try:
-        shape = broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))
-    except ValueError as e:
-        raise OpFailedError(f"{ctx.code.name}: {e}") from None
-    ctx.set_output_shape(0, shape)
+    cm.set_broadcast_output_shape(ctx)
 
 
 def execute(ctx):

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from nnsim.kernels import minmax
 from nnsim.ops import _common as cm
-from nnsim.kernels._common import broadcast_shape
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL3, FL4, OperandType, OperationCode
 
@@ -31,11 +30,7 @@ def validate(ctx):
 
 
 def prepare(ctx):
-    try:
-        shape = broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))
-    except ValueError as e:
-        cm.check(ctx, False, str(e))
-    ctx.set_output_shape(0, shape)
+    cm.set_broadcast_output_shape(ctx)
 
 
 def execute(ctx):

@@ -8,9 +8,8 @@ Feature level (T13 common/types/operations/src/Pow.cpp): FLOAT16 / FLOAT32 FL3.
 """
 from __future__ import annotations
 
-from nnsim.errors import OpFailedError
 from nnsim.kernels.float_math import power
-from nnsim.kernels._common import broadcast_shape
+from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec
 from nnsim.types import FL3, OperandType, OperationCode
 
@@ -26,11 +25,7 @@ def validate(ctx):
 
 
 def prepare(ctx):
-    try:
-        shape = broadcast_shape(ctx.input_shape(0), ctx.input_shape(1))
-    except ValueError as e:
-        raise OpFailedError(f"POW: {e}") from None
-    ctx.set_output_shape(0, shape)
+    cm.set_broadcast_output_shape(ctx)
 
 
 def execute(ctx):

@@ -19,14 +19,16 @@ TAG = "CpuExecutor"
 
 
 def run_model(model, inputs: Sequence[np.ndarray | None], *,
-              declared_shapes: bool = True) -> list[np.ndarray]:
+              declared_shapes: bool = True, prepare_only: bool = False) -> list[np.ndarray]:
     """Run ``model`` (finished ModelBuilder) on ``inputs`` (one per model input, None = omitted).
 
     Returns one array per model output with its actual shape. Raises OpFailedError when an
     operation cannot run (unsupported, shape mismatch, kernel failure). With
     ``declared_shapes=False`` output shapes are whatever each operation's prepare computes (the
     TFLite CPU path, whose tensor shapes follow the inputs as TFLite's Prepare does) instead of
-    having to match the operands' declared dimensions.
+    having to match the operands' declared dimensions. With ``prepare_only`` no operation
+    executes: each output is a zero-strided stand-in of the shape its prepare computed, so the
+    result gives the output shapes for inputs of these shapes (and constant values).
     """
     if len(inputs) != len(model.input_indexes):
         raise BadDataError(f"expected {len(model.input_indexes)} inputs, got {len(inputs)}")
@@ -65,7 +67,11 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
         ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals, outs)
         try:
             spec.prepare(ctx)
-            spec.execute(ctx)
+            if prepare_only:
+                ctx.outputs = [np.broadcast_to(np.zeros((), o.dtype()), shape)
+                               for o, shape in zip(outs, ctx.output_shapes)]
+            else:
+                spec.execute(ctx)
         except NnapiError:
             raise
         except Exception as e:  # a kernel failure is an execution failure, not a crash

@@ -17,7 +17,6 @@ import tflite as fb
 from nnsim.tflite import Interpreter
 from nnsim.tflite import options as O
 from nnsim.tflite.builtins import BuiltinError
-from nnsim.tflite.builtins.tfl_only import BUILTINS
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import TensorType

@@ -25,22 +25,19 @@ import dataclasses
 import numpy as np
 
 from nnsim.errors import NnapiError
-from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
 from nnsim.runtime import vlog
 from nnsim.runtime.cpu_executor import run_model
 from nnsim.tflite.builtins._base import BuiltinOp, Node, numpy_dtype
 from nnsim.tflite.convert import ConvertError, ConvertOptions, build_nnapi_model
 from nnsim.tflite.validate import FL8
-from nnsim.types import OperandLifeTime, OperationCode
+from nnsim.types import OperationCode
 
 __all__ = ["NnapiBacked", "NEWEST"]
 
 # The newest delegate behaviour: FL8 (NNAPI feature level 8), an SDK 35 device.
 NEWEST = ConvertOptions(target_feature_level=FL8, android_sdk_version=35,
                         runtime_feature_level=FL8)
-_CONSTANT = (OperandLifeTime.CONSTANT_COPY, OperandLifeTime.CONSTANT_REFERENCE,
-             OperandLifeTime.POINTER)
 
 
 class NnapiBacked(BuiltinOp):
@@ -90,8 +87,8 @@ class NnapiBacked(BuiltinOp):
     # -- TFLite Prepare / Eval --------------------------------------------------------------
     def prepare(self, shapes: list) -> list:
         converted = self._convert(shapes)
-        zeros = _output_shapes(converted, self.node, self._inputs, shapes, 0)
-        ones = _output_shapes(converted, self.node, self._inputs, shapes, 1)
+        zeros = _output_shapes(converted, self._inputs, shapes, 0)
+        ones = _output_shapes(converted, self._inputs, shapes, 1)
         if zeros is None or zeros != ones:
             return [None] * len(self._outputs)
         return [zeros.get(o) for o in self._outputs]
@@ -134,38 +131,20 @@ def _model_with_input_shapes(node: Node, in_shapes):
     return dataclasses.replace(node.model, subgraphs=tuple(subgraphs))
 
 
-def _output_shapes(converted, node: Node, tflite_inputs, in_shapes, fill: int):
+def _output_shapes(converted, tflite_inputs, in_shapes, fill: int):
     """TFLite tensor -> output shape, from the operations' prepare on stand-in inputs filled
     with ``fill``; None when a prepare refuses the stand-ins."""
     model = converted.nnapi_model
     shape_of = {t: s for t, s in zip(tflite_inputs, in_shapes) if t >= 0}
-    values: dict[int, object] = {}
+    stand_ins = []
     for t, index in zip(converted.model_input_tensors, model.input_indexes):
         operand = model.operands[index]
         shape = () if operand.is_scalar else tuple(shape_of.get(t) or ())
-        values[index] = np.broadcast_to(np.array(fill, operand.dtype()), shape)
-    operands = model.operands
-    compiled = model.compiled_inputs or [op.inputs for op in model.operations]
-    for k, operation in enumerate(model.operations):
-        ins = compiled[k]
-        in_vals = []
-        for i in ins:
-            operand = operands[i]
-            if operand.lifetime in _CONSTANT:
-                in_vals.append(operand.array())
-            elif operand.lifetime == OperandLifeTime.NO_VALUE:
-                in_vals.append(None)
-            else:
-                in_vals.append(values[i])
-        outs = [dataclasses.replace(operands[o], dimensions=()) for o in operation.outputs]
-        ctx = ExecutionContext(operation.type, [operands[i] for i in ins], in_vals, outs)
+        stand_ins.append(np.broadcast_to(np.array(fill, operand.dtype()), shape))
+    with vlog.silenced():
         try:
-            lookup(operation.type).prepare(ctx)
-        except Exception:  # noqa: BLE001 - a stand-in the prepare refuses: shape unknown
+            results = run_model(model, stand_ins, declared_shapes=False, prepare_only=True)
+        except NnapiError:  # a stand-in value the prepare refuses: the shape is unknown
             return None
-        for o, shape, operand in zip(operation.outputs, ctx.output_shapes, outs):
-            values[o] = np.broadcast_to(np.array(fill, operand.dtype()), shape)
-    result = {}
-    for t, index in zip(converted.model_output_tensors, model.output_indexes):
-        result[t] = tuple(int(d) for d in np.shape(values[index]))
-    return result
+    return {t: tuple(int(d) for d in r.shape)
+            for t, r in zip(converted.model_output_tensors, results)}
