@@ -46,7 +46,6 @@ __all__ = ["tflite_to_nnapi", "GAPS", "TfliteRow", "NnapiRow", "tflite_rows", "n
 # "timing", "vsi-npu" (the driver has no rule: the HAL refuses the op).
 GAPS: dict = {
     ("cpu", "DENSIFY"): "sparse weights: the reader keeps no sparsity parameters yet",
-    ("cpu", "COS"): "lowered to SUB+SIN by the delegate; no TFLite CPU kernel in nnsim yet",
 }
 
 

@@ -509,3 +509,9 @@ def test_supported_operators_cover_the_brief():
                "FLOOR_DIV", "STRIDED_SLICE", "SLICE", "HARD_SWISH", "TANH",
                "TFLite_Detection_PostProcess"):
         assert op in names
+
+
+def test_cos(request):
+    """COS on the CPU path is LiteRT's ``std::cos``, not the delegate's SIN(pi/2 - x)."""
+    x = np.linspace(-20, 20, 3 * 41, dtype=np.float32).reshape(3, 41)
+    check(request, B.COS, [T((3, 41))], [T((3, 41))], O.CosOptions(), feeds=[x])

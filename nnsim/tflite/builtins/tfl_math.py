@@ -1,8 +1,8 @@
-"""TFLite-only arithmetic builtins: SQUARE, SQUARED_DIFFERENCE, CUMSUM, GELU and LEAKY_RELU.
+"""TFLite-only arithmetic builtins: SQUARE, SQUARED_DIFFERENCE, CUMSUM, GELU, LEAKY_RELU, COS.
 
 The NNAPI delegate maps none of these one-to-one (GELU and CUMSUM have no NNAPI op; SQUARE,
 SQUARED_DIFFERENCE and LEAKY_RELU become MUL / SUB + MUL / PRELU, whose quantized rounding
-differs), so a node left on the CPU must compute what LiteRT's own kernels compute.
+differs; COS becomes SIN(pi/2 - x), which loses precision near the zeros of cos), so a node left on the CPU must compute what LiteRT's own kernels compute.
 Quantized parameters (multipliers, tables) are made once, as LiteRT's Prepare makes them.
 """
 from __future__ import annotations
@@ -52,6 +52,15 @@ class Square(_SameShape):
     def eval(self, inputs):
         x = inputs[0]
         return [np.multiply(x, x, dtype=_F32)]
+
+
+class Cos(_SameShape):
+    """``std::cos`` per element, float32 (LiteRT's COS kernel)."""
+
+    types, quantized = (_F32,), False
+
+    def eval(self, inputs):
+        return [np.cos(inputs[0], dtype=_F32)]
 
 
 class SquaredDifference(BuiltinOp):

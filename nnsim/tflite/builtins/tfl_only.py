@@ -28,6 +28,7 @@ BUILTINS: dict = {
     B.SPLIT_V: tfl_shape.SplitV,
     B.SCATTER_ND: tfl_shape.ScatterNd,
     B.SQUARE: tfl_math.Square,
+    B.COS: tfl_math.Cos,
     B.SQUARED_DIFFERENCE: tfl_math.SquaredDifference,
     B.CUMSUM: tfl_math.Cumsum,
     B.GELU: tfl_math.Gelu,
