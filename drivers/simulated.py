@@ -33,8 +33,9 @@ from typing import Callable, Sequence
 
 from nnsim.drivers import timing as tm
 from nnsim.drivers.base import (WORST, Capabilities, Driver, PerformanceInfo, PreparedModel,
-                                SupportDecision, Timing, op_name)
+                                SupportDecision, Timing)
 from nnsim.errors import OpFailedError
+from nnsim.ops.base import OperationView
 from nnsim.runtime import vlog
 from nnsim.runtime.properties import register_property
 from nnsim.types import DeviceType, FeatureLevel, OperandLifeTime, OperandType
@@ -45,51 +46,7 @@ VALIDATOR, INLINE, DEFAULT, REJECT = "validator", "inline", "default", "reject"
 _CONST = (L.CONSTANT_COPY, L.CONSTANT_REFERENCE, L.POINTER)
 
 
-# -- a view of one operation for the rules -----------------------------------------------------------
-class OpView:
-    """One operation of a finished model as a driver sees it (trailing default arguments
-    already removed, as ``removeTrailingArgumentsWithDefaultValues`` does before the HAL)."""
-
-    def __init__(self, model, index: int):
-        self.model, self.index = model, index
-        self.op = model.operations[index]
-        self.code = self.op.type
-        compiled = model.compiled_inputs
-        self.inputs = tuple(compiled[index]) if compiled else tuple(self.op.inputs)
-        self.outputs = tuple(self.op.outputs)
-
-    @property
-    def name(self) -> str:
-        return op_name(self.code)
-
-    def operand(self, k: int):
-        return self.model.operands[self.inputs[k]]
-
-    def output(self, k: int):
-        return self.model.operands[self.outputs[k]]
-
-    def in_type(self, k: int) -> int:
-        return self.operand(k).type if k < len(self.inputs) else -1
-
-    def out_type(self, k: int = 0) -> int:
-        return self.output(k).type
-
-    def is_const(self, k: int) -> bool:
-        return k < len(self.inputs) and self.operand(k).lifetime in _CONST
-
-    def value(self, k: int):
-        """Constant value of input ``k`` (array or scalar), None when not a constant."""
-        return self.operand(k).array() if self.is_const(k) else None
-
-    def dims(self, k: int) -> tuple:
-        return tuple(self.operand(k).dimensions)
-
-    @property
-    def n_inputs(self) -> int:
-        return len(self.inputs)
-
-
-Check = Callable[[OpView], "str | None"]
+Check = Callable[[OperationView], "str | None"]
 
 
 @dataclass(frozen=True)
@@ -113,15 +70,15 @@ class OpRule:
     type_index: int = 0
     source: str = ""
 
-    def check(self, view: OpView, accumulate: bool = False) -> list[str]:
+    def check(self, view: OperationView, accumulate: bool = False) -> list[str]:
         label = self.label or view.name
         if self.kind == REJECT:
             return [self.reason or f"reject {label} because it is not supported"]
-        if self.types is not None and view.in_type(self.type_index) not in self.types:
+        if self.types is not None and view.input_type(self.type_index) not in self.types:
             return [f"reject {label} because input data type not support"]
-        if self.pairs is not None and (view.in_type(0), view.in_type(1)) not in self.pairs:
+        if self.pairs is not None and (view.input_type(0), view.input_type(1)) not in self.pairs:
             return [f"reject {label} because input data type not support"]
-        if self.outputs is not None and view.outputs and view.out_type(0) not in self.outputs:
+        if self.outputs is not None and view.outputs and view.output_type(0) not in self.outputs:
             return [f"reject {label} because output data type not support"]
         reasons = []
         for c in self.checks:
@@ -283,7 +240,7 @@ class SimulatedDriver(Driver):
         list read from a file); None by default."""
         return None
 
-    def check_operation(self, view: OpView, context=None) -> list[str]:
+    def check_operation(self, view: OperationView, context=None) -> list[str]:
         """Reasons to refuse one operation (empty = supported): global rules, then the table."""
         reasons = [r for rule in self.global_rules for r in (rule(view) or ())]
         if reasons:
@@ -300,10 +257,10 @@ class SimulatedDriver(Driver):
         decisions = []
         log_lines = []
         for i in range(len(model.operations) if veto is None else 0):
-            view = OpView(model, i)
-            if view.op.min_feature_level > self.feature_level:
+            view = OperationView.of_model(model, i)
+            if view.operation.min_feature_level > self.feature_level:
                 decisions.append(SupportDecision(False, (
-                    f"{view.name} needs feature level {view.op.min_feature_level}; the "
+                    f"{view.name} needs feature level {view.operation.min_feature_level}; the "
                     f"{self.name} HAL (feature level {int(self.feature_level)}) never receives "
                     f"it (MetaModel slice)")))
                 continue
@@ -432,8 +389,8 @@ class EdgeTpuDriver(SimulatedDriver):
     relaxed_performance = PerformanceInfo(10.0, 10.0)  # 7
     compile_at_first_execution = False
 
-    def check_operation(self, view: OpView, context=None) -> list[str]:
-        if view.in_type(0) != T.TENSOR_QUANT8_ASYMM:  # 10.5: quantized uint8 ops only
+    def check_operation(self, view: OperationView, context=None) -> list[str]:
+        if view.input_type(0) != T.TENSOR_QUANT8_ASYMM:  # 10.5: quantized uint8 ops only
             return [f"{view.name}: {self.name} supports only TENSOR_QUANT8_ASYMM operations"]
         return []
 

@@ -27,9 +27,10 @@ import re
 from functools import lru_cache
 
 from nnsim.drivers.base import PerformanceInfo
-from nnsim.drivers.simulated import (DEFAULT, INLINE, REJECT, VALIDATOR, OpRule, OpView,
+from nnsim.drivers.simulated import (DEFAULT, INLINE, REJECT, VALIDATOR, OpRule,
                                      SimulatedDriver, types)
 from nnsim.drivers.sysfs import device_path
+from nnsim.ops.base import OperationView
 from nnsim.runtime import vlog
 from nnsim.runtime.properties import getprop, getprop_int, register_property
 from nnsim.types import (FLT_MAX, SCALAR_TYPES, FeatureLevel, OperandLifeTime, OperandType,
@@ -72,14 +73,15 @@ def _is_tensor(operand) -> bool:
     return operand.type not in SCALAR_TYPES
 
 
-def _dims_reasons(view: OpView, first_only: bool) -> list[str]:
+def _dims_reasons(view: OperationView, first_only: bool) -> list[str]:
     """Rank 1..6 and no 0 dimension on every input and output tensor (2.3)."""
     out = []
-    for side, indexes in (("input", view.inputs), ("output", view.outputs)):
-        if not indexes:
+    sides = (("input", [view.input(k) for k in range(view.num_inputs)]),
+             ("output", [view.output(k) for k in range(view.num_outputs)]))
+    for side, operands in sides:
+        if not operands:
             out.append(f"reject op because no {side}")
-        for idx in indexes:
-            operand = view.model.operands[idx]
+        for operand in operands:
             if not _is_tensor(operand):
                 continue
             dims = operand.dimensions
@@ -101,52 +103,52 @@ _FILTERED = types(T.BOOL, T.FLOAT16, F16, B8, PC, T.TENSOR_QUANT16_SYMM,
                   T.TENSOR_QUANT16_ASYMM, T.TENSOR_QUANT8_SYMM)     # input-type filter (2.3)
 
 
-def validator_checks(view: OpView) -> str | None:
+def validator_checks(view: OperationView) -> str | None:
     """DimentionCheck, ConstantTensorCheck, ShareOperandCheck of op_validate (2.3)."""
     dims = _dims_reasons(view, first_only=True)
     if dims:
         return dims[0]
-    if view.code not in _CONSTANT_OK and view.is_const(0):
+    if view.code not in _CONSTANT_OK and view.is_constant(0):
         return "reject operation due to its input[0] is contant tensor which is meaningless"
     if len(set(view.inputs)) != len(view.inputs):
         return "reject operation because its inputs shared same opearnd"
     return None
 
 
-def tail_reasons(view: OpView) -> list[str]:
+def tail_reasons(view: OperationView) -> list[str]:
     """The common tail of inline and default ops (2.3)."""
     out = []
-    if view.code not in _TAIL_CONSTANT_OK and view.is_const(0):
+    if view.code not in _TAIL_CONSTANT_OK and view.is_constant(0):
         out.append("reject op because its input[0] is constant tensor")
     bad = "reject op because its operand data type is not supported yet"
-    out.extend(bad for k in range(view.n_inputs) if view.in_type(k) in _FILTERED)
+    out.extend(bad for k in range(view.num_inputs) if view.input_type(k) in _FILTERED)
     # the loop meant for the outputs re-checks inputs[i] (an upstream bug, 2.3)
     out.extend(bad for k in range(len(view.outputs))
-               if k < view.n_inputs and view.in_type(k) in _FILTERED)
+               if k < view.num_inputs and view.input_type(k) in _FILTERED)
     return out + _dims_reasons(view, first_only=False)
 
 
-def _const_int(view: OpView, k: int, default=None):
-    v = view.value(k)
+def _const_int(view: OperationView, k: int, default=None):
+    v = view.constant(k)
     return default if v is None else int(v)
 
 
-def _kernel_hw(view: OpView, k: int = 1) -> int:
-    d = view.dims(k)
+def _kernel_hw(view: OperationView, k: int = 1) -> int:
+    d = view.input_shape(k)
     return d[1] * d[2] if len(d) == 4 else 0
 
 
 def output_like_input(label: str):
-    def check(view: OpView):
-        if view.out_type(0) != view.in_type(0):
+    def check(view: OperationView):
+        if view.output_type(0) != view.input_type(0):
             return f"reject {label} because input data type not support"
         return None
     return check
 
 
 def kernel_bias_constant(label: str, both_or_neither: bool):
-    def check(view: OpView):
-        k, b = view.is_const(1), view.is_const(2)
+    def check(view: OperationView):
+        k, b = view.is_constant(1), view.is_constant(2)
         if both_or_neither and k != b:
             return f"reject {label} because kernel and bias not satisfy constant rule"
         if not both_or_neither and not (k and b):
@@ -156,72 +158,72 @@ def kernel_bias_constant(label: str, both_or_neither: bool):
 
 
 def kernel_size_limit(label: str):
-    def check(view: OpView):
+    def check(view: OperationView):
         if _kernel_hw(view) > 6400:
             return f"reject {label} because kernel size > 6400"
         return None
     return check
 
 
-def conv_shares_kernel(view: OpView):
+def conv_shares_kernel(view: OperationView):
     if view.inputs[0] == view.inputs[1]:
         return "reject CONVOLUTION_2D because input and kernel share a same tensor"
     return None
 
 
-def depthwise_kernel_dim0(view: OpView):
-    d = view.dims(1)
+def depthwise_kernel_dim0(view: OperationView):
+    d = view.input_shape(1)
     if d and d[0] != 1:
         return "reject Depthwise_conv_2d because kernel[0] != 1"
     return None
 
 
-def transpose_conv_batch(view: OpView):
-    d = view.dims(0)
+def transpose_conv_batch(view: OperationView):
+    d = view.input_shape(0)
     if d and d[0] != 1:
         return "reject TRANSPOSE_CONV_2D because batch > 1 is not supported"
     return None
 
 
-def reshape_single_element(view: OpView):
+def reshape_single_element(view: OperationView):
     n = 1
-    for d in view.dims(0):
+    for d in view.input_shape(0):
         n *= d
     if n <= 1:
         return "reject RESHAPE because its input has at most one element"
     return None
 
 
-def mean_axis_constant(view: OpView):
-    if not view.is_const(1):
+def mean_axis_constant(view: OperationView):
+    if not view.is_constant(1):
         return "reject MEAN because axis tensor is not constant"
     return None
 
 
-def unary_rank4(view: OpView):
-    if len(view.dims(0)) > 4:
+def unary_rank4(view: OperationView):
+    if len(view.input_shape(0)) > 4:
         return f"reject {view.name} because elementwise unary op rank > 4"
     return None
 
 
-def resize_flags_pre_12_1(view: OpView):
-    if view.n_inputs > 4:  # align_corners / half_pixel_centers are not in the spec (2.4)
+def resize_flags_pre_12_1(view: OperationView):
+    if view.num_inputs > 4:  # align_corners / half_pixel_centers are not in the spec (2.4)
         return (f"reject {view.name} because align_corners/half_pixel_centers are not in its "
                 f"signature")
     return None
 
 
 # inline conditions (2.4)
-def eltwise_conditions(view: OpView) -> str | None:
+def eltwise_conditions(view: OperationView) -> str | None:
     label = "ADD|SUB|MUL|DIV"
-    if view.in_type(0) == I32:
+    if view.input_type(0) == I32:
         return f"reject {label} because input0 is TENSOR_INT32"
-    if view.is_const(0) and view.is_const(1):
+    if view.is_constant(0) and view.is_constant(1):
         return f"reject {label} because all input tensor is constant"
-    fuse = _const_int(view, 2) if view.n_inputs > 2 else 0
+    fuse = _const_int(view, 2) if view.num_inputs > 2 else 0
     if fuse is None or not 0 <= fuse <= 3:
         return f"reject {label} because fused activation is not a constant <= 3"
-    a, b = view.dims(0), view.dims(1)
+    a, b = view.input_shape(0), view.input_shape(1)
     if len(a) == len(b) and any(x != y and x != 1 and y != 1 for x, y in zip(a, b)):
         return f"reject {label} because inputs shape is invalidated"
     return None
@@ -232,11 +234,11 @@ def _check_list(*fns):
 
 
 def softmax_condition(view):
-    return "reject SOFTMAX because input tensor is constant" if view.is_const(0) else None
+    return "reject SOFTMAX because input tensor is constant" if view.is_constant(0) else None
 
 
 def tanh_condition(view):
-    if view.in_type(0) != F32:
+    if view.input_type(0) != F32:
         return "reject TANH because only support input_type = FLOAT32 tensor"
     return None
 
@@ -248,7 +250,7 @@ def rnn_condition(view):
 
 
 def lstm_condition(view):
-    return "reject LSTM because New Spec in 1.2 not enabled" if view.n_inputs > 23 else None
+    return "reject LSTM because New Spec in 1.2 not enabled" if view.num_inputs > 23 else None
 
 
 def svdf_condition(view):
@@ -257,16 +259,16 @@ def svdf_condition(view):
 
 
 def hashtable_condition(view):
-    if len(view.dims(2)) != 2:
+    if len(view.input_shape(2)) != 2:
         return "reject HASHTABLE_LOOPUP until we support value tensor other than 2D"
     return None
 
 
 def pad_conditions(view):
-    pads = view.value(1)
+    pads = view.constant(1)
     if pads is None:
         return "reject PAD because paddings are not constant"
-    if len(view.dims(0)) != 4:
+    if len(view.input_shape(0)) != 4:
         return "reject Pad because dimSize !=4"
     if int(pads[0].sum()) or int(pads[3].sum()):
         return "reject PAD because pad value for 3rd or 0rd/3rd dimensions"
@@ -274,11 +276,11 @@ def pad_conditions(view):
 
 
 def transpose_conditions(view):
-    if view.n_inputs < 2:
+    if view.num_inputs < 2:
         return "reject TRANSPOSE because no perm vetor provided"
-    if view.operand(1).lifetime == OperandLifeTime.SUBGRAPH_INPUT:
+    if view.input(1).lifetime == OperandLifeTime.SUBGRAPH_INPUT:
         return "reject TRANSPOSE because permute not supported as an input "
-    perm = view.value(1)
+    perm = view.constant(1)
     if perm is None:
         return "reject TRANSPOSE because perm is not constant"
     if len(perm) > 4 or int(perm[0]) != 0:
@@ -547,7 +549,7 @@ class VsiNpuDriver(SimulatedDriver):
     def support_context(self, model) -> set:
         return self._blocked_ops()
 
-    def check_operation(self, view: OpView, context=None) -> list[str]:
+    def check_operation(self, view: OperationView, context=None) -> list[str]:
         if context and view.code in context:
             return [" reject op because it blocked by debug blacklist file"]
         rule = self.support_table.get(view.code)

@@ -36,18 +36,39 @@ class OperationSpec:
     allow_zero_sized_input: bool = False
 
 
-class ValidationContext:
-    """Read-only view of one operation of a model being built or finished."""
+class OperationView:
+    """One operation over its model's operands: the one vocabulary validation
+    (:class:`ValidationContext`), the simulated drivers' support rules and ``explain`` read an
+    operation with. Positions past the operation's inputs read as absent (type -1, not
+    constant, no value), so a rule may ask about an optional trailing input directly."""
 
     def __init__(self, operands: Sequence[Operand], code: int, inputs: Sequence[int],
                  outputs: Sequence[int], op_index: int | None = None):
         self._operands = operands
-        self.code = OperationCode(code)
+        try:
+            self.code = OperationCode(code)
+        except ValueError:   # an extension or OEM code: kept as the number
+            self.code = int(code)
         self.inputs = tuple(inputs)
         self.outputs = tuple(outputs)
         self.op_index = op_index
 
+    @classmethod
+    def of_model(cls, model, index: int) -> "OperationView":
+        """Operation ``index`` of a finished model, as the HAL receives it (trailing default
+        arguments removed, as ``removeTrailingArgumentsWithDefaultValues`` does)."""
+        op = model.operations[index]
+        compiled = model.compiled_inputs
+        inputs = compiled[index] if compiled else op.inputs
+        view = cls(model.operands, op.type, inputs, op.outputs, index)
+        view.operation = op
+        return view
+
     # -- introspection ---------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        return self.code.name if isinstance(self.code, OperationCode) else str(self.code)
+
     @property
     def num_inputs(self) -> int:
         return len(self.inputs)
@@ -63,13 +84,13 @@ class ValidationContext:
         return self._operands[self.outputs[i]]
 
     def input_type(self, i: int) -> int:
-        return self.input(i).type
+        return self.input(i).type if i < len(self.inputs) else -1
 
     def output_type(self, i: int) -> int:
         return self.output(i).type
 
     def input_shape(self, i: int) -> tuple:
-        return self.input(i).dimensions
+        return tuple(self.input(i).dimensions)
 
     def input_rank(self, i: int) -> int:
         return len(self.input(i).dimensions)
@@ -78,17 +99,21 @@ class ValidationContext:
         return self.input(i).lifetime == OperandLifeTime.NO_VALUE
 
     def is_constant(self, i: int) -> bool:
-        return self.input(i).is_constant
+        return i < len(self.inputs) and self.input(i).is_constant
 
     def constant(self, i: int):
         """Constant value of input ``i`` (scalar or array), None if not a constant."""
-        op = self.input(i)
-        return op.array() if op.is_constant else None
+        return self.input(i).array() if self.is_constant(i) else None
+
+
+class ValidationContext(OperationView):
+    """Read-only view of one operation of a model being built or finished, with the checks
+    an operation's ``validate`` raises through."""
 
     # -- failure -----------------------------------------------------------------------------
     def fail(self, message: str):
         where = f" (operation {self.op_index})" if self.op_index is not None else ""
-        raise OperationValidationError(f"Invalid Operation: {self.code.name}{where}: {message}")
+        raise OperationValidationError(f"Invalid Operation: {self.name}{where}: {message}")
 
     def require(self, cond: bool, message: str) -> None:
         if not cond:
