@@ -9,14 +9,20 @@ from __future__ import annotations
 
 from nnsim.drivers.base import Capabilities, Driver, PerformanceInfo, SupportDecision, op_name
 from nnsim.ops.registry import is_registered
-from nnsim.types import DeviceType, FeatureLevel, OperationCode
+from nnsim.runtime.properties import runtime_feature_level
+from nnsim.types import DeviceType, OperationCode
 
 
 class ReferenceDriver(Driver):
     name = "nnapi-reference"
     version_string = "UNKNOWN"  # build::GetBuildNumber() of the updatable library
     device_type = DeviceType.DEVICE_CPU
-    feature_level = FeatureLevel.FEATURE_LEVEL_5  # runtime feature level, Android 12 profile
+
+    @property
+    def feature_level(self) -> int:
+        """The runtime's own feature level (CpuDevice reports it): follows the emulated
+        Android version, FL5 (Android 12) by default."""
+        return runtime_feature_level()
 
     def capabilities(self) -> Capabilities:
         return Capabilities.uniform(PerformanceInfo(1.0, 1.0))

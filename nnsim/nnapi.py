@@ -25,7 +25,7 @@ from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Burst, Event, Execution, UINT64_MAX
 from nnsim.runtime.memory import Memory
-from nnsim.runtime.model import RUNTIME_FEATURE_LEVEL, ModelBuilder
+from nnsim.runtime.model import ModelBuilder, runtime_feature_level
 from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
 from nnsim.types import (BYTE_SIZE_OF_CACHE_TOKEN, LOOP_TIMEOUT_DEFAULT_NS,
                          LOOP_TIMEOUT_MAXIMUM_NS, MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
@@ -544,7 +544,7 @@ def ANeuralNetworksDevice_getVersion(device):
 @_value
 def ANeuralNetworksDevice_getFeatureLevel(device):
     d = _need(device, "ANeuralNetworksDevice_getFeatureLevel")
-    return int(min(RUNTIME_FEATURE_LEVEL, d.feature_level))
+    return int(min(runtime_feature_level(), d.feature_level))
 
 
 @_code
@@ -568,7 +568,8 @@ def ANeuralNetworks_getMaximumLoopTimeout() -> int:
 
 
 def ANeuralNetworks_getRuntimeFeatureLevel() -> int:
-    return int(RUNTIME_FEATURE_LEVEL)
+    """The emulated Android's runtime feature level (``ro.build.version.sdk``; FL5 unset)."""
+    return runtime_feature_level()
 
 
 __all__ = [n for n in dir() if n.startswith(("ANeuralNetworks", "ANEURALNETWORKS_"))] + [

@@ -11,18 +11,16 @@ import numpy as np
 
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
 from nnsim.runtime import vlog
+from nnsim.runtime.properties import RUNTIME_FEATURE_LEVEL, runtime_feature_level  # noqa: F401
 from nnsim.runtime.operand import (Operand, Operation, OperandTypeSpec,
                                    SymmPerChannelQuantParams)
 from nnsim.runtime.validation import (operand_type_feature_level, validate_operand_finish,
                                       validate_operand_type)
-from nnsim.types import (FL1, FL3, FL4, FL5, MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, OperandLifeTime,
+from nnsim.types import (FL1, MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, OperandLifeTime,
                          OperandType, OperationCode)
 
 L = OperandLifeTime
 TAG = "ModelBuilder"
-# The runtime feature level (ANeuralNetworks_getRuntimeFeatureLevel): Android 12 = FL5 (31),
-# the default profile; models needing a newer level fail finish as on such a phone.
-RUNTIME_FEATURE_LEVEL = FL5
 
 
 class ModelBuilder:
@@ -43,7 +41,7 @@ class ModelBuilder:
         self.compiled_inputs: list[tuple] = []
         # The feature level this model may need at most (finish refuses a newer model): the
         # phone's runtime level, or FL8 for the private one-node models of the TFLite CPU path.
-        self.runtime_feature_level = RUNTIME_FEATURE_LEVEL
+        self.runtime_feature_level = runtime_feature_level()
 
     @classmethod
     def create(cls) -> "ModelBuilder":

@@ -13,6 +13,8 @@ import os
 import threading
 from dataclasses import dataclass
 
+from nnsim.types import FL1, FL2, FL3, FL4, FL5, FL6, FL7
+
 
 @dataclass(frozen=True)
 class PropertyInfo:
@@ -110,3 +112,26 @@ def override_props(**kwargs):
         with _lock:
             for k, v in saved.items():
                 setprop(k, v)
+
+
+# The runtime feature level (ANeuralNetworks_getRuntimeFeatureLevel) when no Android version is
+# emulated: Android 12 = FL5 (31), the boards' default; models needing a newer level fail finish
+# as on such a phone.
+RUNTIME_FEATURE_LEVEL = FL5
+SDK_PROPERTY = "ro.build.version.sdk"
+# Android SDK -> the NNAPI runtime of that release (nnapi-runtime.md 1.3: FL1 Android 8.1 ...
+# FL5 Android 12/12L, FL6 Android 13, FL7 Android 14 and later).
+_SDK_FEATURE_LEVEL = {27: FL1, 28: FL2, 29: FL3, 30: FL4, 31: FL5, 32: FL5, 33: FL6}
+
+
+def runtime_feature_level(sdk: int | None = None) -> int:
+    """The runtime feature level of Android ``sdk`` (default: the emulated
+    ``ro.build.version.sdk``; unset = ``RUNTIME_FEATURE_LEVEL``). SDK 34 and later are FL7;
+    below 27 there is no NNAPI, and a hand-built model gets FL1."""
+    if sdk is None:
+        sdk = getprop_int(SDK_PROPERTY, 0)
+        if sdk <= 0:
+            return int(RUNTIME_FEATURE_LEVEL)
+    if sdk >= 34:
+        return int(FL7)
+    return int(_SDK_FEATURE_LEVEL.get(sdk, FL1))

@@ -359,11 +359,11 @@ def test_pack_below_fl6_is_concatenation_and_reshape():
                                                  ("RESHAPE", (3, 4), (5,))]
 
 
-def test_pack_fl6_axis_first(monkeypatch):
-    import nnsim.runtime.model as model_mod
-    with pytest.raises(BadDataError, match="newer"):  # nnsim's runtime is FL5 (Android 12)
+def test_pack_fl6_axis_first():
+    import nnsim
+    with pytest.raises(BadDataError, match="newer"):  # the default runtime is FL5 (Android 12)
         convert(_pack_graph(), fl=1000006)
-    monkeypatch.setattr(model_mod, "RUNTIME_FEATURE_LEVEL", 1000006)
+    nnsim.setprop("ro.build.version.sdk", "33")        # Android 13: FL6
     c = convert(_pack_graph(), fl=1000006)
     assert summary(c)[0] == scalar(1)
     assert ops_in_added_order(c.nnapi_model) == [("PACK", (0, 1, 2), (3,))]
