@@ -25,7 +25,7 @@ from nnsim.runtime.execution import Execution
 from nnsim.runtime.model import RUNTIME_FEATURE_LEVEL
 from nnsim.runtime.properties import getprop_int, register_property
 from nnsim.tflite import tflog
-from nnsim.tflite.convert.builder import ConvertError
+from nnsim.tflite.convert.builder import ConvertError, is_sparse_weight_node
 from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
                                     partition_graph_into_independent_node_subsets)
 from nnsim.types import ResultCode
@@ -320,6 +320,14 @@ class NnApiDelegate:
                     if not decisions[n].device_refusal:
                         decisions[n].device_refusal = reasons.get(k, "refused by the device")
             kept = [n for n in part.nodes if node_ok[n]]
+            if len(kept) < len(part.nodes) and \
+                    any(is_sparse_weight_node(sg, sg.operators[n]) for n in part.nodes):
+                # "Only allow full model delegation for sparse model": the whole partition
+                # stays on the CPU (6.3)
+                for n in kept:
+                    decisions[n].device_refusal = ("its partition has sparse weights (DENSIFY) "
+                                                   "and a node the devices refuse")
+                kept = []
             if len(kept) == len(part.nodes):
                 prebuilt[part.nodes[0]] = converted
             result.extend(kept)

@@ -37,6 +37,7 @@ from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import NUMPY_DTYPES
+from nnsim.tflite.sparsity import sparsity_details
 
 __all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "PlanItem", "PlanItemProfile"]
 
@@ -307,7 +308,7 @@ class Interpreter:
             "quantization": legacy,
             "quantization_parameters": {"scales": scales, "zero_points": zps,
                                         "quantized_dimension": qdim, "block_size": 0},
-            "sparsity_parameters": {},
+            "sparsity_parameters": sparsity_details(t.sparsity),
         }
 
     def get_tensor_details(self, subgraph_index=0):

@@ -18,9 +18,13 @@ Contract:
 * Dynamic shapes are not an error here: ``Tensor.is_dynamic`` marks a ``shape_signature``
   with -1 (and any negative ``shape`` dim); ``check_static`` is the policy check.
 
-Not supported (refused with ModelFileError): sparse tensors (``sparsity``). Ignored: custom
-quantization details, ``mutating_variable_inputs``, ``builtin_options_2`` (StableHLO), debug
-metadata, and min/max-only quantization tables (LiteRT ignores them too).
+* Sparse constants (``Tensor.sparsity``, ``nnsim.tflite.sparsity``): the buffer holds only the
+  stored values, so ``Tensor.data`` is their 1-D typed view and ``Tensor.shape`` the dense shape;
+  the sparsity must place exactly those values inside the shape (``check_sparsity``).
+
+Ignored: custom quantization details, ``mutating_variable_inputs``, ``builtin_options_2``
+(StableHLO), debug metadata, min/max-only quantization tables, and the sparsity of a tensor
+without data (LiteRT ignores them too).
 """
 from __future__ import annotations
 
@@ -45,6 +49,7 @@ from nnsim.tflite.schema import (
     Table,
     TensorType,
 )
+from nnsim.tflite.sparsity import Sparsity, read_sparsity, sparse_values
 
 MEMORY_PATH = "<memory>"
 
@@ -118,7 +123,8 @@ class Tensor:
 
     ``data`` is the constant value (typed, shaped, read-only, zero-copy) or None when the
     tensor's buffer is empty. For element types without a numpy dtype (STRING, INT4, BFLOAT16,
-    RESOURCE, VARIANT) it is the raw 1-D uint8 buffer.
+    RESOURCE, VARIANT) it is the raw 1-D uint8 buffer. For a sparse constant (``sparsity`` set)
+    it is the 1-D array of stored values; ``nnsim.tflite.sparsity.dense_value`` densifies it.
     """
 
     index: int
@@ -130,6 +136,7 @@ class Tensor:
     data: np.ndarray | None = None
     quantization: Quantization | None = None
     is_variable: bool = False
+    sparsity: Sparsity | None = None
 
     @property
     def is_constant(self) -> bool:
@@ -151,9 +158,9 @@ class Tensor:
         if not isinstance(other, Tensor):
             return NotImplemented
         return ((self.index, self.name, self.shape, self.shape_signature, self.type,
-                 self.buffer, self.quantization, self.is_variable)
+                 self.buffer, self.quantization, self.is_variable, self.sparsity)
                 == (other.index, other.name, other.shape, other.shape_signature, other.type,
-                    other.buffer, other.quantization, other.is_variable)
+                    other.buffer, other.quantization, other.is_variable, other.sparsity)
                 and _arrays_equal(self.data, other.data))
 
 
@@ -419,15 +426,21 @@ class _Parser:
             if code not in TensorType._value2member_map_:
                 raise MalformedError(f"unknown tensor type {code}")
             ttype = TensorType(code)
-            if t.has(6):
-                raise MalformedError("sparse tensors are not supported")
             buffer = t.scalar(2, "I", 0)
             raw = self._buffer_at(buffer)
+            data = sparsity = None
+            if raw.size:
+                # LiteRT parses the sparsity of constants only (InterpreterBuilder)
+                sparsity_table = t.table(6)
+                if sparsity_table is None:
+                    data = typed_view(raw, shape, ttype, buffer)
+                else:
+                    sparsity = read_sparsity(sparsity_table)
+                    data = sparse_values(raw, shape, ttype, sparsity, buffer)
             return Tensor(index=i, name=name, shape=shape, shape_signature=signature,
-                          type=ttype, buffer=buffer,
-                          data=typed_view(raw, shape, ttype, buffer) if raw.size else None,
+                          type=ttype, buffer=buffer, data=data,
                           quantization=_quantization(t.table(4), shape),
-                          is_variable=t.scalar(5, "?", False))
+                          is_variable=t.scalar(5, "?", False), sparsity=sparsity)
 
     def _operator(self, s: int, i: int, t: Table, n_tensors: int) -> Operator:
         prefix = f"subgraph {s}, " if s else ""

@@ -8,8 +8,10 @@ The model tables use the ``tflite`` package's generated builder functions; optio
 written from the same field description the reader parses them with (``options.field_specs``).
 
 ``write_model`` writes ``model.buffers`` as given; ``Tensor.data`` is not consulted (it is a
-view of a buffer). To change a constant, build the model with ``ModelWriter``. Inputs the writer
-cannot encode (a ``RawOptions`` with fields, a model over 2 GB) raise ValueError.
+view of a buffer). To change a constant, build the model with ``ModelWriter``.
+``Tensor.sparsity`` is written as SparsityParameters, each index vector as the union member of
+its element type (Int32Vector, Uint16Vector, Uint8Vector). Inputs the writer cannot encode
+(a ``RawOptions`` with fields, a model over 2 GB) raise ValueError.
 
 Round trip: ``read_model(write_model(m))`` equals ``m`` field by field, apart from what the
 reader ignores (see ``nnsim.tflite.reader``).
@@ -43,6 +45,7 @@ from nnsim.tflite.schema import (
     MalformedError,
     TensorType,
 )
+from nnsim.tflite.sparsity import INDEX_VECTOR_TYPES, Sparsity, sparse_values
 
 BUFFER_ALIGNMENT = 16
 _MAX_FLATBUFFER = 2**31 - 1
@@ -167,11 +170,66 @@ def _quantization(b: flatbuffers.Builder, q: Quantization) -> int:
     return fb.QuantizationParametersEnd(b)
 
 
+# SparseIndexVector member tables by union tag: (Start, AddValues, End).
+_INDEX_VECTOR_BUILDERS = {
+    1: (fb.Int32VectorStart, fb.Int32VectorAddValues, fb.Int32VectorEnd),
+    2: (fb.Uint16VectorStart, fb.Uint16VectorAddValues, fb.Uint16VectorEnd),
+    3: (fb.Uint8VectorStart, fb.Uint8VectorAddValues, fb.Uint8VectorEnd),
+}
+_INDEX_TAGS = {dtype: tag for tag, dtype in INDEX_VECTOR_TYPES.items()}
+
+
+def _index_vector(b: flatbuffers.Builder, values: np.ndarray) -> tuple[int, int]:
+    """A SparseIndexVector member table of the array's own element type: (tag, offset)."""
+    tag = _INDEX_TAGS[values.dtype]
+    data = np.ascontiguousarray(values)
+    b.StartVector(values.dtype.itemsize, data.size, 4)   # schema: force_align 4
+    b.head -= data.nbytes
+    b.Bytes[b.head:b.head + data.nbytes] = data.tobytes()
+    vec = b.EndVector()
+    start, add_values, end = _INDEX_VECTOR_BUILDERS[tag]
+    start(b)
+    add_values(b, vec)
+    return tag, end(b)
+
+
+def _sparsity(b: flatbuffers.Builder, sp: Sparsity) -> int:
+    metas = []
+    for m in sp.dim_metadata:
+        segments = indices = None
+        if m.array_segments is not None:
+            segments = _index_vector(b, m.array_segments)
+        if m.array_indices is not None:
+            indices = _index_vector(b, m.array_indices)
+        fb.DimensionMetadataStart(b)
+        fb.DimensionMetadataAddFormat(b, int(m.format))
+        fb.DimensionMetadataAddDenseSize(b, int(m.dense_size))
+        if segments is not None:
+            fb.DimensionMetadataAddArraySegmentsType(b, segments[0])
+            fb.DimensionMetadataAddArraySegments(b, segments[1])
+        if indices is not None:
+            fb.DimensionMetadataAddArrayIndicesType(b, indices[0])
+            fb.DimensionMetadataAddArrayIndices(b, indices[1])
+        metas.append(fb.DimensionMetadataEnd(b))
+    # Written as given (None fields omitted), so tests can build the tables the reader refuses.
+    order = _ints(b, sp.traversal_order) if sp.traversal_order is not None else None
+    block_map = _ints(b, sp.block_map) if sp.block_map is not None else None
+    dims = _offsets(b, metas)
+    fb.SparsityParametersStart(b)
+    if order is not None:
+        fb.SparsityParametersAddTraversalOrder(b, order)
+    if block_map is not None:
+        fb.SparsityParametersAddBlockMap(b, block_map)
+    fb.SparsityParametersAddDimMetadata(b, dims)
+    return fb.SparsityParametersEnd(b)
+
+
 def _tensor(b: flatbuffers.Builder, t: Tensor) -> int:
     shape = _ints(b, t.shape)
     signature = _ints(b, t.shape_signature) if t.shape_signature is not None else None
     name = b.CreateString(t.name) if t.name else None
     quant = _quantization(b, t.quantization) if t.quantization is not None else None
+    sparsity = _sparsity(b, t.sparsity) if t.sparsity is not None else None
     fb.TensorStart(b)
     fb.TensorAddShape(b, shape)
     fb.TensorAddType(b, int(t.type))
@@ -181,6 +239,8 @@ def _tensor(b: flatbuffers.Builder, t: Tensor) -> int:
     if quant is not None:
         fb.TensorAddQuantization(b, quant)
     fb.TensorAddIsVariable(b, bool(t.is_variable))
+    if sparsity is not None:
+        fb.TensorAddSparsity(b, sparsity)
     if signature is not None:
         fb.TensorAddShapeSignature(b, signature)
     return fb.TensorEnd(b)
@@ -309,24 +369,29 @@ class ModelWriter:
     def add_tensor(self, name: str, shape: Sequence[int], type: TensorType | int,
                    data=None, quantization: Quantization | tuple[float, int] | None = None,
                    shape_signature: Sequence[int] | None = None, *,
-                   is_variable: bool = False) -> int:
+                   is_variable: bool = False, sparsity: Sparsity | None = None) -> int:
         """Add a tensor; ``data`` (array-like) makes it a constant with its own buffer.
 
-        ``quantization`` is a Quantization or a (scale, zero_point) pair.
+        ``quantization`` is a Quantization or a (scale, zero_point) pair. With ``sparsity``,
+        ``data`` holds the stored values of a sparse constant of dense ``shape``.
         """
         ttype = TensorType(type)
         shape = tuple(int(d) for d in shape)
         buffer, view = 0, None
+        if sparsity is not None and (data is None or not np.size(data)):
+            raise ValueError(f"tensor '{name}': sparsity needs the stored values as data")
         if data is not None:
             dtype = NUMPY_DTYPES.get(ttype)
             if dtype is not None:  # else raw bytes: STRING, packed INT4, BFLOAT16 ...
                 data = np.asarray(data, dtype=dtype)  # NUMPY_DTYPES are little-endian
-                if data.size != int(np.prod(shape, dtype=np.int64)):
+                if sparsity is None and data.size != int(np.prod(shape, dtype=np.int64)):
                     raise ValueError(f"tensor '{name}': data has {data.size} elements, shape "
                                      f"{shape} needs {int(np.prod(shape))}")
             buffer = self.add_buffer(data)
+            raw = self._buffers[buffer]
             try:
-                view = typed_view(self._buffers[buffer], shape, ttype, buffer)
+                view = typed_view(raw, shape, ttype, buffer) if sparsity is None else \
+                    sparse_values(raw, shape, ttype, sparsity, buffer)
             except MalformedError as exc:
                 raise ValueError(f"tensor '{name}': {exc.what}") from None
         if isinstance(quantization, tuple):
@@ -336,7 +401,7 @@ class ModelWriter:
             index=index, name=name, shape=shape,
             shape_signature=None if shape_signature is None else tuple(shape_signature),
             type=ttype, buffer=buffer, data=view, quantization=quantization,
-            is_variable=is_variable))
+            is_variable=is_variable, sparsity=sparsity))
         return index
 
     def add_operator(self, builtin: BuiltinOperator | int, inputs: Sequence[int],

@@ -431,34 +431,46 @@ def test_dequantize_float16_every_value(constant):
     np.testing.assert_array_equal(np.signbit(ours[0]), np.signbit(ref[0]))
 
 
-# -- DENSIFY (kernel only: nnsim's reader refuses sparse tensors) ------------------------------
-def _sparse_densify_model(values, shape, traversal_order, block_map, dims) -> bytes:
-    """A one-node DENSIFY model whose input is a sparse constant, written with the ``tflite``
-    package's flatbuffer builders (nnsim's writer has no sparsity)."""
+# -- DENSIFY --------------------------------------------------------------------------------------
+_TENSOR_TYPES = {F32: TensorType.FLOAT32, np.float16: TensorType.FLOAT16, I8: TensorType.INT8,
+                 I32: TensorType.INT32}
+_INDEX_VECTORS = {   # SparseIndexVector tag -> (element dtype, Start, AddValues, End)
+    1: (np.int32, fb.Int32VectorStart, fb.Int32VectorAddValues, fb.Int32VectorEnd),
+    2: (np.uint16, fb.Uint16VectorStart, fb.Uint16VectorAddValues, fb.Uint16VectorEnd),
+    3: (np.uint8, fb.Uint8VectorStart, fb.Uint8VectorAddValues, fb.Uint8VectorEnd),
+}
+
+
+def _sparse_densify_model(values, shape, traversal_order, block_map, dims, dtype=F32,
+                          index_type=1) -> bytes:
+    """A one-node DENSIFY model whose input is a sparse constant of ``dtype``, written with the
+    ``tflite`` package's flatbuffer builders (independently of nnsim's writer); the index
+    vectors are SparseIndexVector member ``index_type`` (1 Int32, 2 Uint16, 3 Uint8)."""
 
     b = flatbuffers.Builder(1024)
 
     def ints(values_):
         return b.CreateNumpyVector(np.asarray(values_, np.int32))
 
-    def int_vector(values_):
-        vec = ints(values_)
-        fb.Int32VectorStart(b)
-        fb.Int32VectorAddValues(b, vec)
-        return fb.Int32VectorEnd(b)
+    def index_vector(values_):
+        elem, start, add_values, end = _INDEX_VECTORS[index_type]
+        vec = b.CreateNumpyVector(np.asarray(values_, elem))
+        start(b)
+        add_values(b, vec)
+        return end(b)
 
     metas = []
     for d in dims:
         seg = idx = None
         if d.format == SPARSE_CSR:
-            seg, idx = int_vector(d.array_segments), int_vector(d.array_indices)
+            seg, idx = index_vector(d.array_segments), index_vector(d.array_indices)
         fb.DimensionMetadataStart(b)
         fb.DimensionMetadataAddFormat(b, d.format)
         fb.DimensionMetadataAddDenseSize(b, d.dense_size)
         if seg is not None:
-            fb.DimensionMetadataAddArraySegmentsType(b, 1)   # SparseIndexVector.Int32Vector
+            fb.DimensionMetadataAddArraySegmentsType(b, index_type)
             fb.DimensionMetadataAddArraySegments(b, seg)
-            fb.DimensionMetadataAddArrayIndicesType(b, 1)
+            fb.DimensionMetadataAddArrayIndicesType(b, index_type)
             fb.DimensionMetadataAddArrayIndices(b, idx)
         metas.append(fb.DimensionMetadataEnd(b))
     order, bmap = ints(traversal_order), ints(block_map)
@@ -472,7 +484,7 @@ def _sparse_densify_model(values, shape, traversal_order, block_map, dims) -> by
     fb.SparsityParametersAddDimMetadata(b, meta_vec)
     sparsity = fb.SparsityParametersEnd(b)
 
-    data = b.CreateNumpyVector(np.asarray(values, F32).view(np.uint8))
+    data = b.CreateNumpyVector(np.asarray(values, dtype).view(np.uint8))
     fb.BufferStart(b)
     fb.BufferAddData(b, data)
     buf1 = fb.BufferEnd(b)
@@ -483,7 +495,7 @@ def _sparse_densify_model(values, shape, traversal_order, block_map, dims) -> by
         name_off, shape_off = b.CreateString(name), ints(shape)
         fb.TensorStart(b)
         fb.TensorAddShape(b, shape_off)
-        fb.TensorAddType(b, TensorType.FLOAT32)
+        fb.TensorAddType(b, _TENSOR_TYPES[dtype])
         fb.TensorAddBuffer(b, buffer)
         fb.TensorAddName(b, name_off)
         if k == 0:
@@ -528,21 +540,37 @@ def _sparse_densify_model(values, shape, traversal_order, block_map, dims) -> by
     return bytes(b.Output())
 
 
-@pytest.mark.parametrize("case", ["csr", "blocks", "csr_columns_first"])
+def csr_last_dimension(dense):
+    """``dense`` as TFLite's converter stores sparse weights: every dimension DENSE but the
+    last, SPARSE_CSR; returns (values, shape, traversal_order, block_map, dims)."""
+    dense = np.asarray(dense)
+    rows = dense.reshape(-1, dense.shape[-1])
+    nonzero = rows != 0
+    segments = np.concatenate([[0], np.cumsum(nonzero.sum(axis=1))])
+    columns = np.nonzero(nonzero)[1]
+    dims = [M(DENSE, d) for d in dense.shape[:-1]] + [M(SPARSE_CSR, 0, segments, columns)]
+    return rows[nonzero], dense.shape, list(range(dense.ndim)), [], dims
+
+
+_DENSIFY_CASES = {
+    "csr": (   # rows dense, columns compressed
+        ([6, 9, 8, 5, 7], (3, 4), [0, 1], [],
+         [M(DENSE, 3), M(SPARSE_CSR, 0, [0, 3, 3, 5], [0, 2, 3, 0, 3])]),
+        [[6, 0, 9, 8], [0, 0, 0, 0], [5, 0, 0, 7]]),
+    "blocks": (   # 2x2 blocks, the block columns compressed
+        (np.arange(1, 9), (4, 4), [0, 1, 2, 3], [0, 1],
+         [M(DENSE, 2), M(SPARSE_CSR, 0, [0, 1, 2], [0, 1]), M(DENSE, 2), M(DENSE, 2)]),
+        [[1, 2, 0, 0], [3, 4, 0, 0], [0, 0, 5, 6], [0, 0, 7, 8]]),
+    "csr_columns_first": (   # columns traversed first: column-major CSR
+        ([1, 2, 3], (2, 3), [1, 0], [],
+         [M(DENSE, 3), M(SPARSE_CSR, 0, [0, 1, 1, 3], [1, 0, 1])]),
+        [[0, 0, 2], [1, 0, 3]]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_DENSIFY_CASES))
 def test_densify_kernel_matches_litert(case):
-    if case == "csr":   # rows dense, columns compressed
-        args = ([6, 9, 8, 5, 7], (3, 4), [0, 1], [],
-                [M(DENSE, 3), M(SPARSE_CSR, 0, [0, 3, 3, 5], [0, 2, 3, 0, 3])])
-        expected = [[6, 0, 9, 8], [0, 0, 0, 0], [5, 0, 0, 7]]
-    elif case == "blocks":   # 2x2 blocks, the block columns compressed
-        args = (np.arange(1, 9), (4, 4), [0, 1, 2, 3], [0, 1],
-                [M(DENSE, 2), M(SPARSE_CSR, 0, [0, 1, 2], [0, 1]), M(DENSE, 2), M(DENSE, 2)])
-        expected = [[1, 2, 0, 0], [3, 4, 0, 0], [0, 0, 5, 6], [0, 0, 7, 8]]
-    else:   # columns traversed first: column-major CSR
-        args = ([1, 2, 3], (2, 3), [1, 0], [],
-                [M(DENSE, 3), M(SPARSE_CSR, 0, [0, 1, 1, 3], [1, 0, 1])])
-        expected = [[0, 0, 2], [1, 0, 3]]
-    values, shape, order, block_map, dims = args
+    (values, shape, order, block_map, dims), expected = _DENSIFY_CASES[case]
     ours = densify(np.asarray(values, F32), shape, order, block_map, dims)
     np.testing.assert_array_equal(ours, expected)
     ip = litert.Interpreter(model_content=_sparse_densify_model(values, shape, order, block_map,
@@ -551,6 +579,113 @@ def test_densify_kernel_matches_litert(case):
     ip.allocate_tensors()
     ip.invoke()
     np.testing.assert_array_equal(ours, ip.get_tensor(ip.get_output_details()[0]["index"]))
+
+
+@pytest.mark.parametrize("case", sorted(_DENSIFY_CASES))
+@pytest.mark.parametrize("dtype", [F32, np.float16, I8])
+def test_densify(case, dtype):
+    """The DENSIFY builtin (the model read by nnsim's reader, run by its interpreter)."""
+    (values, *layout), expected = _DENSIFY_CASES[case]
+    ours, ref = run_both(_sparse_densify_model(values, *layout, dtype=dtype), [])
+    assert ours[0].dtype == dtype and ours[0].shape == ref[0].shape
+    np.testing.assert_array_equal(ours[0], ref[0])
+    np.testing.assert_array_equal(ours[0], expected)
+
+
+@pytest.mark.parametrize("index_type", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [F32, np.float16, I8])
+def test_densify_conv_filter(dtype, index_type):
+    """A conv filter, 80 % zeros, stored as the converter does (CSR on the last dimension),
+    with int32 / uint16 / uint8 index vectors (uint8: a filter small enough for its segments):
+    every value back in its place."""
+    rng = np.random.default_rng(index_type)
+    shape = (4, 3, 3, 16) if index_type == 3 else (16, 3, 3, 40)
+    dense = rng.standard_normal(shape) * (rng.random(shape) < 0.2)
+    dense = (dense * 40).astype(dtype) if dtype == I8 else dense.astype(dtype)
+    ours, ref = run_both(_sparse_densify_model(*csr_last_dimension(dense), dtype=dtype,
+                                               index_type=index_type), [])
+    np.testing.assert_array_equal(ours[0], ref[0])
+    np.testing.assert_array_equal(ours[0], dense)
+
+
+def test_densify_is_computed_once():
+    """The output is the same (read-only) array at every invoke, as LiteRT's persistent
+    output that Eval fills once."""
+    (values, *layout), _ = _DENSIFY_CASES["csr"]
+    ip = Interpreter(model_content=_sparse_densify_model(values, *layout))
+    ip.allocate_tensors()
+    out = ip.get_output_details()[0]["index"]
+    ip.invoke()
+    first = ip.tensor(out)()
+    for _ in range(2):
+        ip.invoke()
+        assert ip.tensor(out)() is first
+    assert not first.flags.writeable
+
+
+def assert_same_details(ours, ref):
+    """Nested dicts / lists of int32 arrays and ints, as ``get_tensor_details`` gives them."""
+    if isinstance(ref, dict):
+        assert isinstance(ours, dict) and sorted(ours) == sorted(ref)
+        for key in ref:
+            assert_same_details(ours[key], ref[key])
+    elif isinstance(ref, list):
+        assert isinstance(ours, list) and len(ours) == len(ref)
+        for a, b in zip(ours, ref):
+            assert_same_details(a, b)
+    elif isinstance(ref, np.ndarray):
+        assert ours.dtype == ref.dtype
+        np.testing.assert_array_equal(ours, ref)
+    else:
+        assert ours == ref
+
+
+@pytest.mark.parametrize("case", sorted(_DENSIFY_CASES))
+def test_densify_tensor_details_match_litert(case):
+    """``get_tensor_details()[i]["sparsity_parameters"]``: LiteRT's dict, {} when dense."""
+    (values, *layout), _ = _DENSIFY_CASES[case]
+    blob = _sparse_densify_model(values, *layout, index_type=3)
+    ours = Interpreter(model_content=blob).get_tensor_details()
+    ref = litert.Interpreter(model_content=blob).get_tensor_details()
+    assert ours[0]["sparsity_parameters"] and ours[1]["sparsity_parameters"] == {}
+    for a, b in zip(ours, ref):
+        assert_same_details(a["sparsity_parameters"], b["sparsity_parameters"])
+
+
+def test_sparse_input_of_another_operator_is_unsupported():
+    """Only DENSIFY reads a sparse constant on nnsim's CPU (LiteRT's FULLY_CONNECTED also reads
+    sparse weights itself): any other node names the sparse input instead of misreading it."""
+    from nnsim.tflite.builtins import UnsupportedOperatorError
+    from nnsim.tflite.writer import ModelWriter
+    (values, shape, order, block_map, dims), _ = _DENSIFY_CASES["csr"]
+    w = ModelWriter()
+    x = w.add_tensor("x", shape, TensorType.FLOAT32)
+    s = w.add_tensor("s", shape, TensorType.FLOAT32, data=np.asarray(values, F32),
+                     sparsity=as_sparsity(order, block_map, dims))
+    y = w.add_tensor("y", shape, TensorType.FLOAT32)
+    w.add_operator(B.ADD, [x, s], [y], O.AddOptions())
+    w.set_inputs([x])
+    w.set_outputs([y])
+    ip = Interpreter(model_content=w.finish())
+    with pytest.raises(UnsupportedOperatorError, match="tensor 1 's'.* is sparse"):
+        ip.allocate_tensors()
+
+
+def as_sparsity(order, block_map, dims, index_dtype=np.int32):
+    """The reader's ``Sparsity`` of a kernel-style layout (no index vectors on DENSE levels,
+    no block_map when there are no blocks)."""
+    from nnsim.tflite.sparsity import DimensionMetadata, Sparsity
+    levels = tuple(DimensionMetadata(DENSE, d.dense_size) if d.format == DENSE else
+                   DimensionMetadata(SPARSE_CSR, 0, np.asarray(d.array_segments, index_dtype),
+                                     np.asarray(d.array_indices, index_dtype))
+                   for d in dims)
+    return Sparsity(tuple(order), tuple(block_map) or None, levels)
+
+
+def test_densify_int32_fails():
+    """LiteRT's DENSIFY takes float32, float16 and int8 only (Eval: "Type 2 not supported")."""
+    (values, *layout), _ = _DENSIFY_CASES["csr"]
+    both_fail(_sparse_densify_model(values, *layout, dtype=I32), match="INT32")
 
 
 # -- numba cores against their numpy references ------------------------------------------------

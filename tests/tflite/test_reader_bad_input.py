@@ -11,6 +11,7 @@ from nnsim.errors import ModelFileError
 from nnsim.tflite.options import Conv2DOptions
 from nnsim.tflite.reader import OperatorCode, Quantization, check_static, read_model
 from nnsim.tflite.schema import BuiltinOperator, Table, TensorType
+from nnsim.tflite.sparsity import DENSE, SPARSE_CSR, DimensionMetadata, Sparsity, dense_value
 from nnsim.tflite.writer import ModelWriter, write_model
 
 
@@ -217,12 +218,93 @@ def test_constant_with_unknown_dim():
     assert "unknown dimension" in err.what and err.where == "tensor 2 'conv1/bias'"
 
 
-def test_sparse_tensor_is_refused():
-    blob = bytearray(write_model(small_model(input_signature=(1, 8, 8, 3))))
+# -- sparse constants (SparsityParameters) --------------------------------------------------
+def _csr(segments, indices, dtype=np.int32):
+    return DimensionMetadata(SPARSE_CSR, 0, np.array(segments, dtype), np.array(indices, dtype))
+
+
+ROWS = DimensionMetadata(DENSE, 3)
+# [[1, 0, 2, 3], [0, 0, 0, 0], [4, 0, 0, 5]]: rows dense, columns compressed
+CSR = Sparsity((0, 1), None, (ROWS, _csr([0, 3, 3, 5], [0, 2, 3, 0, 3])))
+DENSE_VALUE = [[1, 0, 2, 3], [0, 0, 0, 0], [4, 0, 0, 5]]
+
+
+def sparse_model(sparsity=CSR, values=(1, 2, 3, 4, 5)):
+    """sparse constant -> DENSIFY -> dense; tensor 0 = 'sparse' (3, 4), tensor 1 = 'dense'."""
+    w = ModelWriter()
+    s = w.add_tensor("sparse", (3, 4), TensorType.FLOAT32, data=np.array(values, np.float32),
+                     sparsity=sparsity)
+    d = w.add_tensor("dense", (3, 4), TensorType.FLOAT32)
+    w.add_operator(BuiltinOperator.DENSIFY, [s], [d])
+    w.set_inputs([])
+    w.set_outputs([d])
+    return w.to_model()
+
+
+@pytest.mark.parametrize("index_dtype", [np.int32, np.uint16, np.uint8])
+def test_sparse_constant_reads(index_dtype):
+    sparsity = Sparsity((0, 1), None, (ROWS, _csr([0, 3, 3, 5], [0, 2, 3, 0, 3], index_dtype)))
+    t = read_model(write_model(sparse_model(sparsity))).main.tensors[0]
+    assert t.is_constant and t.shape == (3, 4) and t.sparsity == sparsity
+    assert t.sparsity.dim_metadata[1].array_indices.dtype == index_dtype
+    np.testing.assert_array_equal(t.data, [1, 2, 3, 4, 5])   # the stored values only
+    np.testing.assert_array_equal(dense_value(t), DENSE_VALUE)
+
+
+def _levels(*dims):
+    return Sparsity((0, 1), None, (ROWS,) + dims)
+
+
+@pytest.mark.parametrize("sparsity, what", [
+    (Sparsity(None, None, CSR.dim_metadata), "traversal_order and dim_metadata are required"),
+    (Sparsity((0, 1), None, (ROWS,)), "1 dim_metadata for 2 traversal_order entries"),
+    (Sparsity((0, 1, 2), None, CSR.dim_metadata + (ROWS,)), "does not fit shape (3, 4)"),
+    (Sparsity((1, 1), None, CSR.dim_metadata), "must list the 2 dimensions"),
+    (Sparsity((0, 1, 2), (5,), CSR.dim_metadata + (DimensionMetadata(DENSE, 1),)),
+     "block_map [5]"),
+    (Sparsity((0, 1, 2), (1,), (ROWS, _csr([0, 1, 1, 2], [0, 1]), DimensionMetadata(DENSE, 3))),
+     "block 0 of dimension 1 (size 4)"),
+    (Sparsity((0, 1), None, (DimensionMetadata(DENSE, 4), CSR.dim_metadata[1])),
+     "level 0 is DENSE of size 4; its dimension 0 has 3"),
+    (_levels(DimensionMetadata(7)), "level 1 has unknown format 7"),
+    (_levels(DimensionMetadata(SPARSE_CSR, 0, np.array([0, 3, 3, 5], np.int32))),
+     "has no array_indices"),
+    (_levels(_csr([0, 3, 2, 5], [0, 2, 3, 0, 3])), "array_segments must rise"),
+    (_levels(_csr([0, 3, 5], [0, 2, 3, 0, 3])), "array_segments must rise"),
+    (_levels(_csr([0, 3, 3, 5], [0, 2, 4, 0, 3])), "array_indices outside dimension 1 of size 4"),
+    (_levels(_csr([0, 3, 3, 4], [0, 2, 3, 0])), "describes 4 values but the buffer holds 5"),
+])
+def test_bad_sparsity(sparsity, what):
+    err = read_error(write_model(replace_tensor(sparse_model(), 0, sparsity=sparsity)))
+    assert what in err.what and err.where == "tensor 0 'sparse'"
+
+
+def test_sparse_buffer_of_partial_values():
+    model = sparse_model()
+    buffers = list(model.buffers)
+    buffers[1] = np.zeros(18, np.uint8)
+    err = read_error(write_model(dataclasses.replace(model, buffers=tuple(buffers))))
+    assert "18 bytes, not a whole number of FLOAT32 values" in err.what
+    assert err.where == "tensor 0 'sparse'"
+
+
+def test_sparse_string_tensor_is_refused():
+    err = read_error(write_model(replace_tensor(sparse_model(), 0, type=TensorType.STRING)))
+    assert "sparse STRING tensors are not supported" in err.what
+
+
+def test_sparsity_of_a_tensor_without_data_is_ignored():
+    """LiteRT's InterpreterBuilder parses the sparsity of constants only."""
+    model = replace_tensor(sparse_model(), 1, sparsity=Sparsity((7,), None, ()))
+    assert read_model(write_model(model)).main.tensors[1].sparsity is None
+
+
+def test_sparsity_offset_into_garbage():
+    """The sparse constant's sparsity slot (6) pointed at its name: one error naming it."""
+    blob = bytearray(write_model(sparse_model()))
     tensor = root(bytes(blob)).tables(2)[0].tables(0)[0]
     vtable = tensor.pos - struct.unpack_from("<i", blob, tensor.pos)[0]
-    # Point the sparsity slot (6) at the shape field: reading must stop at "sparse".
-    shape_entry = struct.unpack_from("<H", blob, vtable + 4 + 2 * 0)[0]
-    struct.pack_into("<H", blob, vtable + 4 + 2 * 6, shape_entry)
+    name_entry = struct.unpack_from("<H", blob, vtable + 4 + 2 * 3)[0]
+    struct.pack_into("<H", blob, vtable + 4 + 2 * 6, name_entry)
     err = read_error(bytes(blob))
-    assert "sparse" in err.what and err.where == "tensor 0 'input'"
+    assert err.where.startswith("tensor 0 'sparse'")

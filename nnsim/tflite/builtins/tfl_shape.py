@@ -1,5 +1,6 @@
 """TFLite-only shape, generation and data-movement builtins: SHAPE, ZEROS_LIKE, BROADCAST_TO,
-RANGE, WHERE, UNPACK, SPLIT, SPLIT_V and SCATTER_ND (LiteRT's kernels of the same names).
+RANGE, WHERE, UNPACK, SPLIT, SPLIT_V, SCATTER_ND and DENSIFY (LiteRT's kernels of the same
+names).
 
 Parameter inputs (a shape, an axis, sizes) are usually constants: the output shapes are then
 known in prepare, as LiteRT knows them. When one is computed at run time, prepare returns None
@@ -11,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels.scatter_nd import scatter_nd, scatter_nd_shape_check
-from nnsim.tflite.builtins._base import BuiltinOp
+from nnsim.tflite.builtins._base import BuiltinOp, nothing
 from nnsim.tflite.options import ShapeOptions, SplitOptions, SplitVOptions, UnpackOptions
 from nnsim.tflite.schema import TensorType
+from nnsim.tflite.sparsity import dense_value
 
 _I32, _I64 = np.dtype(np.int32), np.dtype(np.int64)
 
@@ -292,3 +294,37 @@ class ScatterNd(BuiltinOp):
             return [scatter_nd(inputs[0], inputs[1], np.asarray(inputs[2]).reshape(-1))]
         except (ValueError, IndexError) as e:
             raise self.error(str(e)) from None
+
+
+class Densify(BuiltinOp):
+    """DENSIFY: the dense value of the sparse constant input 0 (float32, float16 or int8).
+
+    The input is constant, so the value is computed once, here; LiteRT likewise densifies on
+    the first Eval into a persistent output and then returns at once."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        if len(node.op.inputs) != 1 or len(node.op.outputs) != 1:
+            raise node.error("DENSIFY takes one input and one output")
+        t = node.require_input(0)
+        if t.data is None or t.sparsity is None:
+            raise node.error(f"input tensor {t.index} '{t.name}' is not a sparse constant")
+        if t.type not in (TensorType.FLOAT32, TensorType.FLOAT16, TensorType.INT8):
+            raise node.error(f"type {t.type.name} is not supported", unsupported=True)
+        if node.output(0).type != t.type:
+            raise node.error(f"output type {node.output(0).type.name} differs from the input "
+                             f"type {t.type.name}")
+        try:
+            self.value = dense_value(t)
+        except ValueError as e:   # the reader checked the sparsity: a kernel bug
+            raise node.error(f"cannot densify tensor {t.index} '{t.name}': {e}") from None
+        self.value.flags.writeable = False
+
+    def prepare(self, shapes):
+        return [self.value.shape]
+
+    def eval(self, inputs):
+        return [self.value]
+
+    def bind(self, inputs, outputs):
+        return nothing if outputs[0] is self.value else None

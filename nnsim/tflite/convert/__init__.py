@@ -145,10 +145,20 @@ def build_nnapi_model(model, subgraph_index: int, node_indices, input_tensors, o
         ins.append(b.t2a[t])
         model_inputs.append(t)
     outs, model_outputs = [], []
+    produced_by_sparse = {o: n for table in (b.densify_outputs, b.fp16_dequantize_outputs)
+                          for o, n in table.items()}
     for t in sorted({int(o) for o in output_tensors}):
         if t >= 0 and t in b.t2a:
             outs.append(b.t2a[t])
             model_outputs.append(t)
+        elif t in produced_by_sparse:
+            # Upstream skips unmapped outputs, so a node outside the partition would read a
+            # tensor nothing writes; nnsim refuses the partition instead (3.7: the dense
+            # weights exist only as constants of the partition's CONV_2D nodes).
+            n = produced_by_sparse[t]
+            raise ConvertError(f"node {n}: {sg.operators[n].name} output tensor {t} is used "
+                               f"outside its partition; its sparse weights are only added to "
+                               f"the partition's CONV_2D nodes")
     b.model.identify_inputs_and_outputs(ins, outs)
     if b.sdk >= SDK_NNAPI11:
         b.model.relax_computation_float32_to_float16(bool(options.allow_fp16))

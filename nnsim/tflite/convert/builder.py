@@ -1,9 +1,10 @@
 """``NNAPIOpBuilder``: TFLite tensors, scalars and vectors as NNAPI operands.
 
 Reference: docs/reference/tflite-nnapi-delegate.md 3.2 (AddTensor), 3.3 (constant data), 3.4
-(scalars and vectors), 3.7 (AddDequantize); upstream ``NNAPIOpBuilder`` in
-``tensorflow/lite/delegates/nnapi/nnapi_delegate.cc``. Only public ``ModelBuilder`` methods are
-called, in the upstream order, so operand indices and lifetimes match a board's GraphDump.
+(scalars and vectors), 3.7 (AddDequantize, sparse CONV_2D weights); upstream
+``NNAPIOpBuilder`` in ``tensorflow/lite/delegates/nnapi/nnapi_delegate.cc``. Only public
+``ModelBuilder`` methods are called, in the upstream order, so operand indices and lifetimes
+match a board's GraphDump.
 """
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ import numpy as np
 from nnsim.errors import BadDataError
 from nnsim.runtime.model import ModelBuilder
 from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.sparsity import dense_value
 from nnsim.tflite.validate import legacy_quant_params
 from nnsim.types import OperandType as T
 from nnsim.types import OperationCode as C
@@ -35,6 +38,17 @@ def _as_type(spec_type) -> T:
     return T(int(spec_type))
 
 
+def is_sparse_weight_node(sg, op) -> bool:
+    """IsDensifyConstTensor or IsDequantizeNonConstFloat16 (3.7): a DENSIFY of a constant, or
+    a DEQUANTIZE of a non-constant float16 tensor (the DENSIFY -> DEQUANTIZE pattern)."""
+    if op.builtin not in (B.DENSIFY, B.DEQUANTIZE) or not op.inputs or op.inputs[0] < 0:
+        return False
+    x = sg.tensors[op.inputs[0]]
+    if op.builtin == B.DENSIFY:
+        return x.is_constant
+    return x.type == TT.FLOAT16 and not x.is_constant
+
+
 class OpBuilder:
     """``NNAPIOpBuilder``: operands of the op being built accumulate in ``ins``/``outs``
     (augmented_inputs_/augmented_outputs_) until ``finalize`` adds the operation."""
@@ -51,6 +65,10 @@ class OpBuilder:
         self.outs: list[int] = []
         self.op_to_node: list[int] = []       # nnapi_to_tflite_op_mapping_
         self.dequantized: dict[tuple[int, int], int] = {}  # DequantizeMapping
+        # 3.7 sparse weights: output tensor -> node, of the partition's DENSIFY nodes with a
+        # constant input and of its DEQUANTIZE nodes with a non-constant float16 input
+        self.densify_outputs: dict[int, int] = {}
+        self.fp16_dequantize_outputs: dict[int, int] = {}
         self.node = -1
 
     # -- raw operands ---------------------------------------------------------------------------
@@ -188,6 +206,37 @@ class OpBuilder:
         self.ins.append(ann)
         return ann
 
+    def sparse_weights(self, index: int) -> bool:
+        """DensifyAndDequantizeConstTensor (3.7): when CONV_2D's filter ``index`` is the output
+        of a DENSIFY of this partition, directly or through a float16 DEQUANTIZE, add its dense
+        value as a new constant input (float16 dequantized to float32 in the second case, with
+        the DENSIFY output's dims and per-tensor quantization); False for any other filter."""
+        dequantize = self.fp16_dequantize_outputs.get(index)
+        if dequantize is not None:
+            densify = self.densify_outputs.get(self.sg.operators[dequantize].inputs[0])
+        else:
+            densify = self.densify_outputs.get(index)
+        if densify is None:
+            return False
+        op = self.sg.operators[densify]
+        sparse, out = self.tensors[op.inputs[0]], self.tensors[op.outputs[0]]
+        try:
+            value = dense_value(sparse)
+        except ValueError as e:   # the reader checked the sparsity: a kernel bug
+            raise ConvertError(f"node {densify}: cannot densify tensor {sparse.index}: {e}") \
+                from None
+        if sparse.type == TT.FLOAT32 or (sparse.type == TT.FLOAT16 and dequantize is not None):
+            self.new_constant(T.TENSOR_FLOAT32, out.shape, value, np.float32)
+        elif sparse.type == TT.FLOAT16:
+            self.new_constant(T.TENSOR_FLOAT16, out.shape, value, np.float16)
+        elif sparse.type == TT.INT8:
+            self.new_constant(T.TENSOR_QUANT8_ASYMM_SIGNED, out.shape, value, np.int8,
+                              *legacy_quant_params(out))
+        else:
+            raise ConvertError(f"node {densify}: DENSIFY of {sparse.type.name} weights has no "
+                               f"NNAPI form")
+        return True
+
     def additional_output(self, dims, nn_type, scale: float = 0.0, zp: int = 0) -> int:
         """AddAdditionalOutputTensor: a new temporary written by the op being built."""
         ann = self.operand(nn_type, dims, scale, zp)
@@ -230,7 +279,10 @@ class OpBuilder:
     def add_dequantize(self, position: int, index: int, dequantized_type) -> None:
         """AddDequantize (3.7): one DEQUANTIZE per (operand, type), reused; replaces input
         ``position`` of the op being built."""
-        ann = self.t2a[index]
+        ann = self.t2a.get(index)
+        if ann is None:   # e.g. int8 weights from DENSIFY: upstream dequantizes operand -1
+            raise ConvertError(f"node {self.node}: tensor {index} '{self.tensors[index].name}' "
+                               f"has no NNAPI operand to dequantize")
         key = (ann, int(dequantized_type))
         if key not in self.dequantized:
             out = self.operand(T.TENSOR_FLOAT32, self.tensors[index].shape)

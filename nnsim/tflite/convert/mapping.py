@@ -45,7 +45,7 @@ _MAPPED_BY_FUNCTIONS = {
     B.SQUARED_DIFFERENCE: (C.SUB, C.MUL), B.COS: (C.SUB, C.SIN),
     B.HARD_SWISH: (C.HARD_SWISH, C.MUL, C.ADD),   # MUL/ADD: the lowering below SDK 30
     B.PACK: (C.PACK, C.CONCATENATION),             # CONCATENATION: the lowering below FL6
-    B.DENSIFY: (),                                 # refused with an explicit error
+    B.DENSIFY: (),                                 # no op: CONV_2D takes its dense value
 }
 
 

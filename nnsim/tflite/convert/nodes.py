@@ -13,7 +13,8 @@ import numpy as np
 
 from nnsim.tflite.convert.builder import (FORCE_PER_CHANNEL, HALF_TO_FLOAT_CONVERSION,
                                           INT8_CONVERSION, SCALAR_AS_TENSOR,
-                                          USE_INT8_ASYMM_SIGNED, ConvertError)
+                                          USE_INT8_ASYMM_SIGNED, ConvertError,
+                                          is_sparse_weight_node)
 from nnsim.tflite.convert.lowerings import (LOWERINGS, hard_swish_lowered, pack_lowered)
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import MirrorPadMode
@@ -101,7 +102,9 @@ def register_fp16_dequantize_inputs(b, nodes) -> None:
     """First pass of AddOpsAndTensors (3.5/3.7): constant fp16 inputs of DEQUANTIZE nodes are
     registered as TENSOR_FLOAT32 constants before anything else. The DEQUANTIZE node itself adds
     no op; its output is aliased to that operand, which is what FP16GraphPartitionHelper's
-    rewiring of the consumers amounts to."""
+    rewiring of the consumers amounts to. The same pass notes the outputs of the sparse-weight
+    nodes (``is_sparse_weight_node``), which add no op either: CONV_2D takes their dense value
+    as a constant (``OpBuilder.sparse_weights``)."""
     for n in nodes:
         op = b.sg.operators[n]
         if _is_const_fp16_dequantize(b, op):
@@ -109,6 +112,9 @@ def register_fp16_dequantize_inputs(b, nodes) -> None:
             ann = b.tensor_input(op.inputs[0], HALF_TO_FLOAT_CONVERSION | SCALAR_AS_TENSOR)
             if op.outputs and op.outputs[0] >= 0:
                 b.t2a.setdefault(op.outputs[0], ann)
+        elif is_sparse_weight_node(b.sg, op) and op.outputs and op.outputs[0] >= 0:
+            table = b.densify_outputs if op.builtin == B.DENSIFY else b.fp16_dequantize_outputs
+            table[op.outputs[0]] = n
     b.ins, b.outs = [], []
 
 
@@ -143,11 +149,12 @@ def add_node(b, op) -> None:
     code = op.builtin
     if code == B.CUSTOM or code not in CONVERTIBLE:
         raise ConvertError(f"node {b.node}: {op.name} has no NNAPI mapping")
-    if code == B.DENSIFY:
-        raise ConvertError(f"node {b.node}: DENSIFY (sparse weights) is not supported by nnsim")
+    if is_sparse_weight_node(b.sg, op):
+        return  # DENSIFY (-> DEQUANTIZE): CONV_2D adds the dense weights (3.7)
+    if code == B.DENSIFY:   # Validate refuses it: Map has no case for DENSIFY
+        raise ConvertError(f"node {b.node}: DENSIFY of a non-constant input has no NNAPI "
+                           f"mapping")
     x = b.tensors[op.inputs[0]] if op.inputs and op.inputs[0] >= 0 else None
-    if code == B.DEQUANTIZE and x is not None and x.type == TT.FLOAT16 and not x.is_constant:
-        return  # DENSIFY -> DEQUANTIZE pattern: handled with the sparse weights (3.7)
     if code == B.PACK and b.fl < FL6:
         return pack_lowered(b, op)
     if code in LOWERINGS:
@@ -199,6 +206,8 @@ def _add_inputs(b, op, flags, need_int8, use_signed, hybrid) -> None:
             continue  # added by the mapping: the input order differs
         if code == B.FULLY_CONNECTED and index < 0:
             continue  # omitted bias: a zero bias is added by the mapping
+        if code == B.CONV_2D and pos == 1 and b.sparse_weights(index):
+            continue
         if need_int8 and (pos == 0 or code in _INT8_ALL_INPUTS_OPS):
             b.tensor_input(index, flags | INT8_CONVERSION, hybrid)
             continue
@@ -575,6 +584,6 @@ _MAPPERS = {
 
 
 
-# Every builtin this module maps (DENSIFY is listed to get its explicit error).
+# Every builtin this module maps (DENSIFY adds no op: CONV_2D takes its dense value, 3.7).
 CONVERTIBLE = frozenset(_PLAIN) | frozenset(_ACT_OPS) | frozenset(_POOL_OPS) | \
     frozenset(_KEEP_DIMS_BOOL_OPS) | frozenset(_MAPPERS) | frozenset(LOWERINGS) | {B.DENSIFY}
