@@ -22,8 +22,7 @@ from nnsim.errors import NnapiError
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Execution
-from nnsim.runtime.model import RUNTIME_FEATURE_LEVEL
-from nnsim.runtime.properties import getprop_int, register_property
+from nnsim.runtime.properties import getprop_int, register_property, runtime_feature_level
 from nnsim.tflite import tflog
 from nnsim.tflite.convert.builder import ConvertError, is_sparse_weight_node
 from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
@@ -182,8 +181,9 @@ class NnApiDelegate:
         return getprop_int(SDK_PROPERTY, 31)
 
     def runtime_feature_level(self) -> int:
-        """``ANeuralNetworks_getRuntimeFeatureLevel()`` when present (SDK >= 31), else the SDK."""
-        return int(RUNTIME_FEATURE_LEVEL) if self.sdk >= 31 else self.sdk
+        """``ANeuralNetworks_getRuntimeFeatureLevel()`` when present (SDK >= 31: that Android's
+        runtime, FL5 .. FL7), else the SDK."""
+        return runtime_feature_level(self.sdk) if self.sdk >= 31 else self.sdk
 
     def _should_use_target_devices(self, exclude_nnapi_reference: bool = False) -> bool:
         name = self.options.accelerator_name
@@ -277,7 +277,8 @@ class NnApiDelegate:
 
     def _target_feature_level(self, devices) -> int:
         runtime_fl = self.runtime_feature_level()
-        device_max = max(min(int(RUNTIME_FEATURE_LEVEL), int(d.feature_level)) for d in devices)
+        phone_fl = runtime_feature_level(self.sdk)
+        device_max = max(min(phone_fl, int(d.feature_level)) for d in devices)
         if 0 < device_max < runtime_fl:
             tflog.log(tflog.DEBUG_BUILD, f"Changing NNAPI Feature Level {runtime_fl} to supported "
                                      f"by target devices: {device_max}")

@@ -94,3 +94,26 @@ def test_grouped_conv_fails_delegation_and_runs_on_the_cpu():
     ref.invoke()
     np.testing.assert_allclose(got, ref.get_tensor(ref.get_output_details()[0]["index"]),
                                rtol=1e-5, atol=1e-6)
+
+
+def test_delegate_targets_the_emulated_androids_feature_level():
+    """PACK: below FL6 the delegate lowers it to CONCATENATION (+ RESHAPE); on Android 14 (SDK
+    34, runtime FL7) it is passed as NNAPI's own PACK (reference 3.1, 4)."""
+    import nnsim
+    from nnsim.types import OperationCode
+    blob = build(B.PACK, [T((2, 3)), T((2, 3))], [T((2, 2, 3))], O.PackOptions(values_count=2))
+    x = np.zeros((2, 3), np.float32)
+    apply_board("imx8mp")
+    seen = {}
+    for sdk in ("31", "34"):
+        nnsim.setprop("ro.build.version.sdk", sdk)
+        ip = Interpreter(model_content=blob, experimental_delegates=[load_delegate(
+            "nnapi", options={"accelerator_name": "nnapi-reference"})])
+        ip.allocate_tensors()
+        for d in ip.get_input_details():
+            ip.set_tensor(d["index"], x)
+        ip.invoke()
+        model = ip.delegation.kernels[0].converted.nnapi_model
+        seen[sdk] = {OperationCode(o.type).name for o in model.operations}
+    assert "PACK" not in seen["31"] and "CONCATENATION" in seen["31"]
+    assert seen["34"] == {"PACK"}
