@@ -72,8 +72,8 @@ def apply_board(name: str, devices=None) -> object:
 def load_model_bytes(path: str | None) -> tuple[str, bytes]:
     """(display name, bytes); the built-in demo model when ``path`` is None."""
     if path is None:
-        from nnsim.tflite.demo_model import DEMO_MODEL_NAME, demo_model_bytes
-        return DEMO_MODEL_NAME, demo_model_bytes()
+        from nnsim.tflite.demo_model import DEMO_MODEL_NAME, demo_model_path
+        return DEMO_MODEL_NAME, demo_model_path().read_bytes()
     p = Path(path)
     if not p.exists():
         raise RunError(f"{path}: no such file")

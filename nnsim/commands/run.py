@@ -17,7 +17,8 @@ from nnsim.report import device_summary, placements
 
 def add_arguments(p) -> None:
     p.add_argument("model", nargs="?", help="the .tflite model (default: the built-in demo, "
-                                            "a MobileNet v1 0.25 uint8 graph)")
+                                            "the uint8 MobileNet v1 0.25 224 on "
+                                            "grace_hopper.bmp, with ImageNet labels)")
     p.add_argument("--vlog", action="store_true",
                    help="print the logcat stream of 'setprop debug.nn.vlog 1'")
     p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
@@ -30,7 +31,9 @@ def add_arguments(p) -> None:
     p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
                    help="set an emulated Android property (repeatable)")
     p.add_argument("--input", metavar="FILE", help="input: .npy with the input's exact shape, "
-                                                   "or an image (BMP/PPM) for [1,H,W,3] inputs")
+                                                   "or an image (BMP/PPM) for [1,H,W,3] inputs "
+                                                   "(default: random values; the demo's photo "
+                                                   "for the demo)")
     p.add_argument("--labels", metavar="FILE", help="class labels, one per line")
     p.add_argument("--output-dir", metavar="DIR", help="write every output as OUTPUT_<i>.npy")
     p.add_argument("--sysfs", action="store_true",
@@ -78,8 +81,8 @@ def run(args, out) -> int:
           f"{fmt_ms(first)}, then {fmt_ms(steady if steady is not None else first)} per "
           f"inference")
     if args.model is None:
-        p("(the demo model has synthetic weights: its classes mean nothing; pass a .tflite "
-          "model to see real ones)")
+        p("(the built-in demo: the TF-hosted uint8 MobileNet v1 0.25 224 on grace_hopper.bmp; "
+          "pass a .tflite model to run your own)")
     if args.sysfs:
         _print_sysfs(out)
     return 0
@@ -94,10 +97,14 @@ def _print_sysfs(out) -> None:
 
 
 def _input_for(args, detail, index):
-    if args.input:
+    source = args.input
+    if source is None and args.model is None:
+        from nnsim.tflite.demo_model import demo_image_path
+        source = str(demo_image_path())
+    if source:
         from nnsim.images import InputError, load_input
         try:
-            return load_input(args.input, detail)
+            return load_input(source, detail)
         except InputError as e:
             raise RunError(str(e)) from None
     rng = np.random.default_rng(args.seed + index)
@@ -153,6 +160,9 @@ def _print_topk(p, value, detail, args) -> None:
     scores = (flat.astype(np.float64) - zp) * scale if scale else flat.astype(np.float64)
     labels = read_labels(Path(args.labels), flat.size) if args.labels else \
         default_labels(args.model, flat.size)
+    if labels is None and args.model is None and not args.labels:
+        from nnsim.tflite.demo_model import demo_labels_path
+        labels = read_labels(demo_labels_path(), flat.size)
     top = np.argsort(-scores, kind="stable")[:args.top]
     items = [f"{i}{' ' + labels[i] if labels else ''} ({scores[i]:.3f})" for i in top]
     p(f"  top-{len(top)}: " + ", ".join(items))

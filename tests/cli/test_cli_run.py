@@ -15,7 +15,7 @@ def test_run_without_model_uses_the_demo():
     r = nnsim("run")
     assert r.returncode == 0, r.stderr
     assert "model: " in r.stdout and "(31 nodes)" in r.stdout
-    assert "vsi-npu" in r.stdout and "top-5:" in r.stdout
+    assert "vsi-npu" in r.stdout and "top-5: 835 suit, suit of clothes" in r.stdout
     assert "simulated on imx8mp: first inference" in r.stdout
 
 
