@@ -12,6 +12,7 @@ sets the DeviceManager's drivers and the board's properties. ``imx8mp`` is the d
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,6 +118,21 @@ def make_driver(device: str, board: str):
     if factory is not None:
         return factory(board)
     raise ValueError(f"no simulated driver named {device!r}")
+
+
+DEFAULT_BOARD = "imx8mp"
+BOARD_ENV = "NNSIM_BOARD"
+
+
+def ensure_board() -> Board | None:
+    """The TFLite Python API's board: when no devices were chosen in this process yet
+    (``nnsim.set_board``, a test, a plugin), apply ``$NNSIM_BOARD`` or the default
+    (``imx8mp``), so a script's ``load_delegate("nnapi", ...)`` meets a board's devices.
+    Returns the board applied, None when devices were already chosen."""
+    from nnsim.runtime.devices import get_device_manager
+    if get_device_manager().configured:
+        return None
+    return apply_board(os.environ.get(BOARD_ENV) or DEFAULT_BOARD)
 
 
 def apply_board(name: str) -> Board:

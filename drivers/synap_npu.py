@@ -23,9 +23,6 @@ SyNAP specifics (4.1, 10.3):
 """
 from __future__ import annotations
 
-import json
-import os
-import threading
 import weakref
 
 import numpy as np
@@ -34,68 +31,18 @@ from nnsim.drivers import sysfs
 from nnsim.drivers import timing as tm
 from nnsim.drivers.base import PerformanceInfo, SupportDecision
 from nnsim.drivers.simulated import model_fingerprint
+from nnsim.drivers.synap_cache import (DEFAULT_CACHE_CAPACITY, DEFAULT_CACHE_PATH, LOG_TAG,
+                                       PROP_CACHE_CAPACITY, PROP_CACHE_PATH, SynapCompileCache)
 from nnsim.drivers.vsi_npu import B8, F16, F32, I8, I32, U8, VERSION_STRING, VsiNpuDriver
 from nnsim.errors import OpFailedError
 from nnsim.runtime import vlog
 from nnsim.runtime.properties import getprop, getprop_int, register_property
 
-PROP_CACHE_PATH = "vendor.SYNAP_CACHE_PATH"
-PROP_CACHE_CAPACITY = "vendor.SYNAP_CACHE_CAPACITY"
 PROP_NNAPI_CACHE = "vendor.npu.cache.model"
 PROP_DISABLE = "vendor.NNAPI_SYNAP_DISABLE"
 PROP_PROFILE = "vendor.NNAPI_SYNAP_PROFILE"
 PROP_INT8_PERF = "vendor.nnsim.synap.int8_perf"
-DEFAULT_CACHE_PATH = "/data/vendor/synap/nnhal.cache"  # 4.1
-DEFAULT_CACHE_CAPACITY = 10000                          # 4.1
 SYNAP_BSP_LEVEL = "android-12.1.0_1.0.0"                # 10.3 (assumption)
-
-
-class SynapCompileCache:
-    """The SyNAP NNHAL compile cache: a file of model keys in least-recently-used order."""
-
-    _lock = threading.Lock()
-
-    def __init__(self, path: str, capacity: int):
-        self.path = sysfs.device_path(path)
-        self.capacity = capacity
-
-    def _load(self) -> dict:
-        try:
-            raw = json.loads(self.path.read_text())
-            if raw.get("format") == "nnsim-synap-cache 1":
-                return raw
-        except (OSError, ValueError):
-            pass
-        return {"format": "nnsim-synap-cache 1", "clock": 0, "entries": {}}
-
-    def _store(self, raw: dict) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(self.path.name + f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(raw))
-        os.replace(tmp, self.path)
-
-    def lookup_or_insert(self, key: str, layers: int) -> bool:
-        """True when ``key`` was cached (and refresh it); else insert it, evicting the least
-        recently used entries beyond the capacity. A capacity of 0 disables the cache."""
-        if self.capacity <= 0:
-            return False
-        with self._lock:
-            raw = self._load()
-            raw["clock"] += 1
-            entries = raw["entries"]
-            hit = key in entries
-            entries[key] = {"used": raw["clock"], "layers": layers}
-            while len(entries) > self.capacity:
-                del entries[min(entries, key=lambda k: entries[k]["used"])]
-            try:
-                self._store(raw)
-            except OSError as e:
-                vlog.log_error("synap-npu", f"cannot write the SyNAP cache {self.path}: {e}")
-            return hit
-
-    def keys(self) -> list[str]:
-        entries = self._load()["entries"]
-        return sorted(entries, key=lambda k: entries[k]["used"])
 
 
 class SynapNpuDriver(VsiNpuDriver):
@@ -115,7 +62,7 @@ class SynapNpuDriver(VsiNpuDriver):
         PROP_INT8_PERF: ("", "nnsim: synap-npu execTime/powerUsage for "
                              "TENSOR_QUANT8_ASYMM_SIGNED (empty = FLT_MAX, as vsi-npu)"),
     }
-    log_tag = "android.hardware.neuralnetworks@1.3-service-synap-npu"  # assumption
+    log_tag = LOG_TAG                     # assumption
 
     def __init__(self, board: str | None = None, model_block_list=None):
         super().__init__(board, bsp=SYNAP_BSP_LEVEL, model_block_list=model_block_list)
@@ -163,20 +110,44 @@ class SynapNpuDriver(VsiNpuDriver):
         return super().prepare(model, preference, priority, cache)  # no NPU work here (4.1)
 
     def compile_cache(self) -> SynapCompileCache:
-        return SynapCompileCache(getprop(PROP_CACHE_PATH) or DEFAULT_CACHE_PATH,
-                                 getprop_int(PROP_CACHE_CAPACITY, DEFAULT_CACHE_CAPACITY))
+        return SynapCompileCache.from_properties()
 
     def first_run_cost(self, prepared) -> tuple[str, float]:
+        """Conversion cost of the first execution; what the SyNAP compile cache did is kept in
+        ``prepared.state["synap_cache"]`` (``result``: hit, miss, disabled, unkeyed or
+        nnapi-cache; ``path``; ``compile_ns`` without the cache, ``hit_ns`` with a hit, ``ns``
+        this time; ``warnings``) for `nnsim run`."""
         p = self.timing_params()
+        compile_ns = tm.compile_ns(prepared.cost, p)
+        note = prepared.state["synap_cache"] = {
+            "compile_ns": compile_ns, "hit_ns": tm.synap_cache_hit_ns(prepared.cost, p),
+            "warnings": []}
         if prepared.from_cache:
-            return "nnapi-cache", tm.cache_load_ns(prepared.cost, p)
+            note.update(result="nnapi-cache", ns=tm.cache_load_ns(prepared.cost, p))
+            return "nnapi-cache", note["ns"]
+        cache = self.compile_cache()
+        note.update(path=str(cache.path), capacity=cache.capacity, ns=compile_ns,
+                    warnings=cache.warnings)  # the same list: load warnings come later
         try:
             key = model_fingerprint(prepared.model)
         except ValueError:
-            return "compile", tm.compile_ns(prepared.cost, p)
-        if self.compile_cache().lookup_or_insert(key, len(prepared.cost.ops)):
-            return "synap-cache", tm.synap_cache_hit_ns(prepared.cost, p)
-        return "compile", tm.compile_ns(prepared.cost, p)
+            note["result"] = "unkeyed"
+            return "compile", compile_ns
+        layers = len(prepared.cost.ops)
+        hit = cache.lookup_or_insert(key, layers, describe_model(prepared.model))
+        if cache.capacity <= 0:
+            note["result"] = "disabled"
+            return "compile", compile_ns
+        # nnsim's wording: no source shows SyNAP's own log line for a cache hit or miss
+        if hit:
+            note.update(result="hit", ns=note["hit_ns"])
+            vlog.log_info(self.log_tag, f"SyNAP cache hit: model {key[:16]} ({layers} layers) "
+                                        f"in {cache.path}, conversion reuses it")
+            return "synap-cache", note["ns"]
+        note["result"] = "miss"
+        vlog.log_info(self.log_tag, f"SyNAP cache miss: model {key[:16]} ({layers} layers), "
+                                    f"converting it and storing it in {cache.path}")
+        return "compile", compile_ns
 
     def begin_execution(self, prepared, inputs) -> float:
         shapes = tuple(None if x is None else tuple(np.shape(x)) for x in inputs)
@@ -208,6 +179,68 @@ class SynapNpuDriver(VsiNpuDriver):
                                           c.stats.bytes_written if c.unit != "--" else 0,
                                           c.unit, c.layer_name) for c in prepared.cost.ops]
         sysfs.synap_statistics().record_inference(net, int(timing.device_ns // 1000), profile)
+
+
+def describe_model(model) -> str:
+    """A short text naming a step model for ``nnsim cache show``: operation count and types,
+    the input shapes and types (the cache key alone is a hash)."""
+    from collections import Counter
+
+    from nnsim.types import OperandType, OperationCode
+
+    def name(enum, value):
+        try:
+            return enum(value).name
+        except ValueError:
+            return str(value)
+    ops = Counter(name(OperationCode, op.type) for op in model.operations)
+    top = ", ".join(f"{k} x{v}" for k, v in ops.most_common(3))
+    more = f", +{len(ops) - 3} more" if len(ops) > 3 else ""
+    ins = []
+    for i in model.input_indexes:
+        o = model.operands[i]
+        dims = "x".join(str(d) for d in o.dimensions) or "scalar"
+        ins.append(f"{dims} {name(OperandType, o.type)}")
+    n = len(model.operations)
+    return f"{n} operation{'s' if n != 1 else ''} ({top}{more}); input {', '.join(ins)}"
+
+
+def compile_cache_summary(delegate_result) -> tuple[list[str], list[str]]:
+    """(summary lines, warnings) of what the SyNAP compile cache did at the first inference of
+    each synap-npu partition of a TFLite delegate result (`nnsim run`)."""
+    notes = []
+    for kernel in getattr(delegate_result, "kernels", None) or ():
+        plan = getattr(getattr(kernel, "compilation", None), "plan", None)
+        if plan is None:
+            continue
+        prepared = [plan.prepared] + [s.prepared for s in plan.execution_steps()]
+        notes += [pm.state["synap_cache"] for pm in prepared
+                  if isinstance(getattr(pm, "driver", None), SynapNpuDriver)
+                  and "synap_cache" in getattr(pm, "state", {})]
+    lines, warnings = [], []
+    for k, n in enumerate(notes):
+        head = "SyNAP compile cache" + (f" (synap-npu partition {k})" if len(notes) > 1 else "")
+        ms = lambda ns: f"{ns / 1e6:.1f} ms"  # noqa: E731
+        result = n.get("result")
+        if result == "hit":
+            lines.append(f"{head}: hit in {n['path']}: the first inference's conversion took "
+                         f"{ms(n['ns'])} instead of {ms(n['compile_ns'])} (saved "
+                         f"{ms(n['compile_ns'] - n['ns'])})")
+        elif result == "miss":
+            lines.append(f"{head}: miss in {n['path']}: the first inference converted the "
+                         f"model ({ms(n['ns'])}) and stored it; a later run saves "
+                         f"{ms(n['compile_ns'] - n['hit_ns'])}")
+        elif result == "disabled":
+            lines.append(f"{head}: disabled ({PROP_CACHE_CAPACITY}={n['capacity']}): the "
+                         f"first inference converted the model ({ms(n['ns'])})")
+        elif result == "nnapi-cache":
+            lines.append(f"{head}: not used; the model came from the NNAPI compilation cache "
+                         f"({ms(n['ns'])} to load)")
+        elif result == "unkeyed":
+            lines.append(f"{head}: not used (the model cannot be keyed); the first inference "
+                         f"converted it ({ms(n['ns'])})")
+        warnings += [w for w in n["warnings"] if w not in warnings]
+    return lines, warnings
 
 
 for _key, (_default, _meaning) in SynapNpuDriver.properties.items():  # listed by `nnsim props`

@@ -64,11 +64,23 @@ _CLASS = {
     # data movement and generation
     C.TILE: "move", C.FILL: "move", C.PACK: "move", C.GATHER: "other", C.RANK: "reshape",
     C.EMBEDDING_LOOKUP: "other", C.HASHTABLE_LOOKUP: "other",
+    C.LSH_PROJECTION: "other", C.RANDOM_MULTINOMIAL: "other",
     C.TOPK_V2: "reduce", C.BATCH_MATMUL: "fc",
     # the generic class on purpose: one MAC per element, as calibrated (benchmarks/README)
     C.RESIZE_BILINEAR: "other", C.RESIZE_NEAREST_NEIGHBOR: "other", C.EXP: "other",
     C.LOG: "other", C.SQRT: "other", C.RSQRT: "other", C.NEG: "other", C.FLOOR: "other",
     C.SIN: "other",
+    # detection / ROI ops: per-box and per-bin work, the generic class (AOSP CPU-only ops)
+    C.AXIS_ALIGNED_BBOX_TRANSFORM: "other", C.BOX_WITH_NMS_LIMIT: "other", C.ROI_ALIGN: "pool",
+    C.GENERATE_PROPOSALS: "other", C.DETECTION_POSTPROCESSING: "other", C.ROI_POOLING: "pool",
+    C.HEATMAP_MAX_KEYPOINT: "other",
+    # recurrent cells: matrix-vector products per time step (TP + PPU on VeriSilicon, 2.4)
+    C.LSTM: "fc", C.RNN: "fc", C.SVDF: "fc", C.UNIDIRECTIONAL_SEQUENCE_LSTM: "fc",
+    C.BIDIRECTIONAL_SEQUENCE_LSTM: "fc", C.UNIDIRECTIONAL_SEQUENCE_RNN: "fc",
+    C.BIDIRECTIONAL_SEQUENCE_RNN: "fc", C.QUANTIZED_16BIT_LSTM: "fc", C.QUANTIZED_LSTM: "fc",
+    # control flow run whole on one device (the CPU): only the copies of its operands are
+    # charged here; the branch / loop bodies are not seen by this per-operation model
+    C.IF: "other", C.WHILE: "other",
 }
 
 

@@ -14,4 +14,20 @@ __version__ = "0.1.0"
 # handler from printing logcat ERROR lines to stderr when no handler is configured.
 _logging.getLogger("nnsim").addHandler(_logging.NullHandler())
 
-__all__ = ["getprop", "setprop", "reset_props", "__version__"]
+
+
+def set_board(name: str):
+    """Choose the emulated board (``"imx8mp"``, ``"vs680"``, ...): its NNAPI devices, its
+    properties and its timing, for the NNAPI and TFLite APIs alike. Without a call, the TFLite
+    API's first NNAPI delegate applies ``$NNSIM_BOARD`` or ``imx8mp``. Returns the board."""
+    from nnsim.drivers.boards import apply_board  # drivers load numba kernels: not at import
+    return apply_board(name)
+
+
+def current_board():
+    """The board applied last (``imx8mp`` before any)."""
+    from nnsim.drivers.boards import current_board as _current
+    return _current()
+
+
+__all__ = ["getprop", "setprop", "reset_props", "set_board", "current_board", "__version__"]

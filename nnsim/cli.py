@@ -8,7 +8,7 @@ import argparse
 import sys
 
 import nnsim
-from nnsim.commands import devices, diff, graph, ops, props
+from nnsim.commands import cache, devices, diff, graph, ops, props
 from nnsim.commands import explain as explain_cmd
 from nnsim.commands import run as run_cmd
 from nnsim.commands.common import RunError, UsageError
@@ -22,7 +22,7 @@ EXAMPLES = {
 }
 
 
-COMMAND_MODULES = [explain_cmd, graph, diff, devices, props, ops]
+COMMAND_MODULES = [explain_cmd, graph, diff, devices, props, ops, cache]
 
 
 class Parser(argparse.ArgumentParser):
@@ -56,10 +56,42 @@ def build_parser() -> Parser:
     return parser
 
 
+_INTERRUPTED = []
+
+
+def _on_sigint(signum, frame):
+    """Ctrl-C: remember it (a kernel may turn the KeyboardInterrupt into another error on its
+    way up, e.g. numba's SystemError inside an OpFailedError), then interrupt."""
+    _INTERRUPTED.append(signum)
+    raise KeyboardInterrupt
+
+
 def main(argv=None) -> int:
+    """The CLI: a command's exit code; every error is one ``nnsim: error:`` line (exit 1 or 2),
+    Ctrl-C exits 130 without a word, as a shell expects (NNSIM_TRACEBACK=1 shows tracebacks)."""
+    import os
     import signal
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `nnsim run --vlog | head` is normal use
+    if argv is None:   # the console script: the process is ours
+        signal.signal(signal.SIGINT, _on_sigint)
+    _INTERRUPTED.clear()
+    try:
+        code = _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as e:  # noqa: BLE001 -- the last line of defence: never a traceback
+        if _INTERRUPTED:
+            return 130
+        if os.environ.get("NNSIM_TRACEBACK"):
+            raise
+        from nnsim.commands.common import error_line
+        print(f"nnsim: error: {error_line(e)}", file=sys.stderr)
+        return 1
+    return 130 if _INTERRUPTED else code
+
+
+def _main(argv=None) -> int:
     parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -76,6 +108,8 @@ def main(argv=None) -> int:
         print(f"nnsim: error: {e}", file=sys.stderr)
         return 2
     except RunError as e:
+        if _INTERRUPTED:   # the command's error is the interrupt's echo: say nothing
+            return 130
         print(f"nnsim: error: {e}", file=sys.stderr)
         return 1
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from nnsim.report import TFLITE_CPU, placements
+from nnsim.report import TFLITE_CPU, node_attributes, placements, quant_text
 
 CPU_COLOUR = "#d0d0d0"
 # Light fills that keep black text readable; assigned to devices in discovery order.
@@ -32,6 +32,9 @@ class GNode:
     inputs: list                 # non-constant input tensor indices
     outputs: list
     constants: list              # constant input tensor indices
+    attrs: list = field(default_factory=list)     # "window=33x33", "align_corners=True", ...
+    reasons: list = field(default_factory=list)   # why it ran there (explain's reasons)
+    fixes: list = field(default_factory=list)     # explain's fixes
 
 
 @dataclass
@@ -44,6 +47,12 @@ class GTensor:
     position: int = 0            # k of input[k] / output[k]
     producer: int | None = None
     consumers: list = field(default_factory=list)
+    quant: str = ""              # "scale=… zp=…" of a quantized tensor
+
+    @property
+    def detail(self) -> str:
+        """dtype, shape and quantization, as tooltips show them."""
+        return f"{self.type_name} {self.shape_text}" + (f" {self.quant}" if self.quant else "")
 
     @property
     def shape_text(self) -> str:
@@ -56,8 +65,9 @@ class GPartition:
     delegate_node: int
     nodes: list
     devices: list
-    input_tensors: list
+    input_tensors: list          # non-constant inputs of the partition
     output_tensors: list
+    constants: int = 0           # constant inputs (weights, biases) of the partition
 
 
 @dataclass
@@ -69,7 +79,8 @@ class GraphView:
     constants: dict              # index -> GTensor (constant tensors, for tooltips)
     partitions: list
     colours: dict                # device name or TFLite CPU -> fill colour
-    counts: dict                 # device name or TFLite CPU -> TFLite nodes
+    counts: dict                 # where a node ran (a device, "a+b" when split, or TFLite
+                                 # CPU) -> TFLite nodes: each node counted once
 
     def node_colours(self, node: GNode) -> list:
         if node.partition is None:
@@ -77,29 +88,62 @@ class GraphView:
         names = sorted(set(node.devices), key=self.order) or ["NNAPI"]
         return [self.colours[n] for n in names]
 
+    def where_colours(self, where: str) -> list:
+        """The fill colours of a legend entry ("a+b" for nodes split across devices)."""
+        if where in self.colours:
+            return [self.colours[where]]
+        names = sorted(where.split("+"), key=self.order)
+        return [self.colours[n] for n in names if n in self.colours]
+
     def order(self, name: str) -> int:
         keys = list(self.colours)
         return keys.index(name) if name in keys else len(keys)
 
 
-def _tensor(t, role=None, position=0) -> GTensor:
+def _tensor(t, role=None, position=0, shapes=None) -> GTensor:
     type_name = getattr(t.type, "name", str(t.type)).lower()
-    return GTensor(t.index, t.name or f"tensor {t.index}", type_name, tuple(t.shape), role,
-                   position)
+    shape = tuple(shapes[t.index]) if shapes and shapes.get(t.index) is not None else \
+        tuple(t.shape)
+    return GTensor(t.index, t.name or f"tensor {t.index}", type_name, shape, role, position,
+                   quant=quant_text(t))
 
 
-def build_view(model, result, title: str, device_names=()) -> GraphView:
+def node_reasons(e) -> tuple[list, list]:
+    """(reasons, fixes) of a node from its ``nnsim.explain.NodeExplanation``."""
+    from nnsim.explain import choice_text, perf_text
+    reasons = [f"refused by the TFLite NNAPI delegate: {r}" for r in e.delegate_refusals]
+    if e.not_delegated:
+        reasons.append(f"not delegated: {e.not_delegated}")
+    ran = e.ran_on.split("+")
+    for v in e.devices:
+        if not v.supported:
+            reasons.append(f"{v.device}: not supported: {v.reason}")
+    choice = choice_text(e)
+    if choice:
+        reasons.append(choice)
+    else:
+        reasons.extend(f"{v.device}: supported (exec time {perf_text(v.perf)}), not chosen"
+                       for v in e.devices if v.supported and v.device not in ran)
+    return reasons, list(e.fixes)
+
+
+def build_view(model, result, title: str, device_names=(), shapes=None,
+               explanation=None) -> GraphView:
     """The graph of subgraph 0; ``result`` is the DelegationResult (None = all on the CPU);
-    ``device_names`` (the board's devices in discovery order) fixes the colour order."""
+    ``device_names`` (the board's devices in discovery order) fixes the colour order;
+    ``shapes`` (tensor index -> shape after Prepare) overrides the file's shapes, which are
+    empty for outputs a custom op sizes at Prepare; ``explanation`` (an
+    ``nnsim.explain.Explanation``) gives each node its reasons and fixes."""
     sg = model.subgraphs[0]
     places = placements(model, result)
+    explained = {e.node: e for e in explanation.nodes} if explanation is not None else {}
     tensors, constants = {}, {}
     for k, i in enumerate(sg.inputs):
-        tensors[i] = _tensor(sg.tensors[i], "input", k)
+        tensors[i] = _tensor(sg.tensors[i], "input", k, shapes)
     for k, i in enumerate(sg.outputs):
         if i in tensors:
             continue
-        tensors[i] = _tensor(sg.tensors[i], "output", k)
+        tensors[i] = _tensor(sg.tensors[i], "output", k, shapes)
     nodes = []
     for p, op in zip(places, sg.operators):
         ins, consts = [], []
@@ -109,36 +153,38 @@ def build_view(model, result, title: str, device_names=()) -> GraphView:
             t = sg.tensors[i]
             if t.data is not None:
                 consts.append(i)
-                constants.setdefault(i, _tensor(t))
+                constants.setdefault(i, _tensor(t, shapes=shapes))
                 continue
             ins.append(i)
-            tensors.setdefault(i, _tensor(t)).consumers.append(p.node)
+            tensors.setdefault(i, _tensor(t, shapes=shapes)).consumers.append(p.node)
         outs = [o for o in op.outputs if o >= 0]
         for o in outs:
-            tensors.setdefault(o, _tensor(sg.tensors[o])).producer = p.node
+            tensors.setdefault(o, _tensor(sg.tensors[o], shapes=shapes)).producer = p.node
+        reasons, fixes = node_reasons(explained[p.node]) if p.node in explained else ([], [])
         nodes.append(GNode(p.node, p.op_name, p.where, list(dict.fromkeys(p.devices)),
-                           p.partition, ins, outs, consts))
+                           p.partition, ins, outs, consts, node_attributes(op), reasons, fixes))
     partitions = []
     for k, kernel in enumerate(result.kernels if result is not None else ()):
         devs = []
         for n in kernel.nodes:
             devs.extend(d for d in nodes[n].devices if d not in devs)
-        partitions.append(GPartition(k, kernel.node_index, list(kernel.nodes), devs,
-                                     list(kernel.input_tensors), list(kernel.output_tensors)))
+        inputs = [i for i in kernel.input_tensors if i >= 0 and sg.tensors[i].data is None]
+        partitions.append(GPartition(k, kernel.node_index, list(kernel.nodes), devs, inputs,
+                                     list(kernel.output_tensors),
+                                     len(kernel.input_tensors) - len(inputs)))
     used = {d for n in nodes for d in n.devices} | {"NNAPI" for n in nodes
                                                    if n.partition is not None and not n.devices}
     colours = {}
     for name in list(device_names) + sorted(used - set(device_names)):
         if name in used and name not in colours:
             colours[name] = PALETTE[len(colours) % len(PALETTE)]
-    counts = {name: 0 for name in colours}
+    counts = {name: 0 for name in colours}       # colour order first, then split entries
     for n in nodes:
-        if n.partition is None:
-            counts[TFLITE_CPU] = counts.get(TFLITE_CPU, 0) + 1
-        for d in (set(n.devices) or ({"NNAPI"} if n.partition is not None else set())):
-            counts[d] += 1
+        where = n.where if n.partition is None or n.devices else "NNAPI"
+        counts[where] = counts.get(where, 0) + 1
     if TFLITE_CPU in counts:
         colours[TFLITE_CPU] = CPU_COLOUR
+        counts[TFLITE_CPU] = counts.pop(TFLITE_CPU)   # the CPU entry last
     delegated = sum(1 for n in nodes if n.partition is not None)
     summary = (f"{delegated} of {len(nodes)} nodes delegated to NNAPI in "
                f"{len(partitions)} partition(s)")
@@ -161,23 +207,29 @@ def node_tooltip(view: GraphView, n: GNode) -> str:
     if n.partition is not None:
         p = view.partitions[n.partition]
         lines.append(f"NNAPI partition {n.partition} (delegate node {p.delegate_node})")
+    if n.attrs:
+        lines.append("attributes: " + ", ".join(n.attrs))
+    lines.extend(f"why: {r}" for r in n.reasons)
+    lines.extend(f"fix: {f}" for f in n.fixes)
     for label, indices, table in (("in", n.inputs, view.tensors),
                                   ("const", n.constants, view.constants),
                                   ("out", n.outputs, view.tensors)):
         for i in indices:
             t = table[i]
-            lines.append(f"{label} t{i} '{_short(t.name, 60)}' {t.type_name} {t.shape_text}")
+            lines.append(f"{label} t{i} '{_short(t.name, 60)}' {t.detail}")
     return "\n".join(lines)
 
 
-def _node_attrs(view: GraphView, n: GNode) -> str:
-    colours = view.node_colours(n)
+def _fill(colours: list) -> tuple[str, str]:
+    """(dot fillcolor, style): one colour, or stripes for a node split across devices."""
     if len(colours) > 1:
         share = 1.0 / len(colours)
-        fill = ":".join(f"{c};{share:.3f}" for c in colours)
-        style = "striped"
-    else:
-        fill, style = colours[0], "filled,rounded"
+        return ":".join(f"{c};{share:.3f}" for c in colours), "striped"
+    return colours[0], "filled,rounded"
+
+
+def _node_attrs(view: GraphView, n: GNode) -> str:
+    fill, style = _fill(view.node_colours(n))
     label = f"{n.index}: {n.op_name}\n{n.where}"
     return (f"shape=box style={_q(style)} fillcolor={_q(fill)} label={_q(label)} "
             f"tooltip={_q(node_tooltip(view, n))}")
@@ -185,13 +237,13 @@ def _node_attrs(view: GraphView, n: GNode) -> str:
 
 def _tensor_attrs(t: GTensor, boundary: bool) -> str:
     label = f"{_short(t.name)}\n{t.type_name} {t.shape_text}"
+    tip = f"t{t.index} {t.name}\n{t.detail}"
     if t.role:
         label = f"{t.role}[{t.position}] {label}"
         return (f"shape=ellipse style=filled fillcolor={_q(IO_COLOUR)} fontcolor=white "
-                f"label={_q(label)} tooltip={_q(f't{t.index} ' + t.name)}")
+                f"label={_q(label)} tooltip={_q(tip)}")
     extra = f" color={_q(PARTITION_COLOUR)} penwidth=2" if boundary else ""
-    return (f"shape=ellipse fontsize=8 label={_q(label)}{extra} "
-            f"tooltip={_q(f't{t.index} ' + t.name)}")
+    return f"shape=ellipse fontsize=8 label={_q(label)}{extra} tooltip={_q(tip)}"
 
 
 def to_dot(view: GraphView) -> str:
@@ -241,9 +293,10 @@ def to_dot(view: GraphView) -> str:
             w(f"    n{n.index} -> t{o}")
     w("    subgraph cluster_legend {")
     w("        label=\"Legend\" style=rounded color=\"#888888\"")
-    for k, (name, colour) in enumerate(view.colours.items()):
-        w(f"        legend_{k} [shape=box style=\"filled,rounded\" fillcolor={_q(colour)} "
-          f"label={_q(f'{name}: {view.counts.get(name, 0)} node(s)')}]")
+    for k, (name, count) in enumerate(view.counts.items()):
+        fill, style = _fill(view.where_colours(name))
+        w(f"        legend_{k} [shape=box style={_q(style)} fillcolor={_q(fill)} "
+          f"label={_q(f'{name}: {count} node(s)')}]")
     if view.partitions:
         w(f"        legend_partition [shape=box style=\"dashed,rounded\" "
           f"color={_q(PARTITION_COLOUR)} penwidth=2 label=\"NNAPI delegate partition\"]")
@@ -350,7 +403,7 @@ def _svg(view: GraphView) -> str:
         else:
             t = view.tensors[key[1]]
             label = f"{t.role}[{t.position}] {t.type_name} {t.shape_text}"
-            parts.append(f'<g class="io"><title>{e(f"t{t.index} {t.name}")}</title>'
+            parts.append(f'<g class="io"><title>{e(f"t{t.index} {t.name} {t.detail}")}</title>'
                          f'<ellipse cx="{it.x + it.w / 2:.0f}" cy="{it.y + it.h / 2:.0f}" '
                          f'rx="{it.w / 2:.0f}" ry="{it.h / 2:.0f}"/><text x="{it.x + it.w / 2:.0f}"'
                          f' y="{it.y + it.h / 2 + 4:.0f}">{e(label)}</text></g>')
@@ -383,7 +436,7 @@ def _edge(src: _Item, dst: _Item, t: GTensor, router: _Router) -> str:
         dy = max(20.0, (y2 - y1) / 2)
         d = (f"M{x1:.0f},{y1:.0f} C{x1:.0f},{y1 + dy:.0f} {x2:.0f},{y2 - dy:.0f} {x2:.0f},"
              f"{y2:.0f}")
-    tip = html.escape(f"t{t.index} '{t.name}' {t.type_name} {t.shape_text}")
+    tip = html.escape(f"t{t.index} '{t.name}' {t.detail}")
     return (f'<path class="edge" d="{d}" marker-end="url(#arrow)"><title>{tip}</title>'
             f'</path>')
 
@@ -421,35 +474,72 @@ svg path.edge { fill: none; stroke: #777; stroke-width: 1.2; }
 svg path.edge:hover { stroke: #d62728; stroke-width: 2.5; }
 svg .io ellipse { fill: #000; } svg .io text { fill: #fff; font-size: 10px; }
 table { border-collapse: collapse; margin-top: 1em; font-size: .85em; }
-td, th { border: 1px solid #ccc; padding: .15em .5em; text-align: left; }
+td, th { border: 1px solid #ccc; padding: .15em .5em; text-align: left; vertical-align: top; }
+td .fix { color: #1d4e89; }
 """
+
+
+def _swatches(colours: list) -> str:
+    return "".join(f'<span class="sw" style="background:{c}"></span>' for c in colours)
+
+
+def _tensor_list(view: GraphView, indices: list, constants: int = 0) -> str:
+    """``t5 uint8 1x56x56x24, ...`` (+ N constants) for the tables."""
+    def one(i):
+        t = view.tensors.get(i)
+        return f"t{i}" if t is None else f"t{i} {t.type_name} {t.shape_text}"
+    text = ", ".join(one(i) for i in indices)
+    if constants:
+        text += f"{' ' if text else ''}+ {constants} constant{'s' if constants > 1 else ''}"
+    return text
+
+
+def _node_ranges(nodes: list) -> str:
+    """``0-60, 62`` for a sorted list of node ids."""
+    out, start, prev = [], None, None
+    for n in sorted(nodes):
+        if start is not None and n == prev + 1:
+            prev = n
+            continue
+        if start is not None:
+            out.append(f"{start}-{prev}" if prev != start else str(start))
+        start = prev = n
+    if start is not None:
+        out.append(f"{start}-{prev}" if prev != start else str(start))
+    return ", ".join(out)
 
 
 def to_html(view: GraphView) -> str:
     """A self-contained page: legend, the layered graph as inline SVG, and a node table."""
     e = html.escape
-    legend = "".join(f'<li><span class="sw" style="background:{c}"></span>{e(name)}: '
-                     f'{view.counts.get(name, 0)} node(s)</li>' for name, c in view.colours.items())
+    legend = "".join(f'<li>{_swatches(view.where_colours(name))}{e(name)}: {count} '
+                     f'node(s)</li>' for name, count in view.counts.items())
     if view.partitions:
         legend += ('<li><span class="sw" style="background:rgba(29,78,137,.15)"></span>shaded '
                    'region: an NNAPI delegate partition (one delegate node)</li>')
     rows = []
     for n in view.nodes:
         part = "" if n.partition is None else str(n.partition)
-        swatch = "".join(f'<span class="sw" style="background:{c}"></span>'
-                         for c in view.node_colours(n))
-        rows.append(f"<tr><td>{n.index}</td><td>{e(n.op_name)}</td><td>{swatch}{e(n.where)}</td>"
-                    f"<td>{part}</td><td>{e(', '.join(f't{i}' for i in n.inputs))}</td>"
-                    f"<td>{e(', '.join(f't{i}' for i in n.outputs))}</td></tr>")
+        why = "".join(f"<div>{e(r)}</div>" for r in n.reasons)
+        why += "".join(f'<div class="fix">fix: {e(f)}</div>' for f in n.fixes)
+        rows.append(f'<tr id="node-{n.index}"><td>{n.index}</td><td>{e(n.op_name)}</td>'
+                    f"<td>{_swatches(view.node_colours(n))}{e(n.where)}</td>"
+                    f"<td>{part}</td><td>{e(', '.join(n.attrs))}</td><td>{why}</td>"
+                    f"<td>{e(_tensor_list(view, n.inputs, len(n.constants)))}</td>"
+                    f"<td>{e(_tensor_list(view, n.outputs))}</td></tr>")
     parts_rows = "".join(
         f"<tr><td>{p.index}</td><td>{p.delegate_node}</td><td>{len(p.nodes)}</td>"
-        f"<td>{e(', '.join(p.devices) or 'NNAPI')}</td>"
-        f"<td>{e(', '.join(f't{i}' for i in p.input_tensors))}</td>"
-        f"<td>{e(', '.join(f't{i}' for i in p.output_tensors))}</td></tr>"
+        f"<td>{e(_node_ranges(p.nodes))}</td><td>{e(', '.join(p.devices) or 'NNAPI')}</td>"
+        f"<td>{e(_tensor_list(view, p.input_tensors, p.constants))}</td>"
+        f"<td>{e(_tensor_list(view, p.output_tensors))}</td></tr>"
         for p in view.partitions)
     parts_table = ("<h2>Delegate partitions</h2><table><tr><th>partition</th><th>delegate node"
-                   "</th><th>nodes</th><th>devices</th><th>inputs</th><th>outputs</th></tr>"
-                   f"{parts_rows}</table>") if view.partitions else ""
+                   "</th><th>nodes</th><th>node ids</th><th>devices</th><th>inputs</th>"
+                   f"<th>outputs</th></tr>{parts_rows}</table>") if view.partitions else ""
+    off = [n for n in view.nodes if n.partition is None or "nnapi-reference" in n.devices]
+    jump = ("<p>Not on an accelerator: " + ", ".join(
+        f'<a href="#node-{n.index}">{n.index} {e(n.op_name)}</a>' for n in off) + "</p>"
+            if off else "")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{e(view.title)}</title>
 <style>{_CSS}</style></head><body>
@@ -459,12 +549,14 @@ def to_html(view: GraphView) -> str:
 <div class="graph">
 {_svg(view)}
 </div>
+{jump}
 {parts_table}
 <h2>Nodes</h2>
-<table><tr><th>node</th><th>op</th><th>runs on</th><th>partition</th><th>inputs</th>
-<th>outputs</th></tr>
+<table><tr><th>node</th><th>op</th><th>runs on</th><th>partition</th><th>attributes</th>
+<th>why / fix</th><th>inputs</th><th>outputs</th></tr>
 {"".join(rows)}
 </table>
-<p>Generated by nnsim graph. Hover a node or an edge for its tensors.</p>
+<p>Generated by nnsim graph. Hover a node for its attributes, why it runs there and its
+tensors; hover an edge for its tensor.</p>
 </body></html>
 """

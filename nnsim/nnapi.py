@@ -10,7 +10,25 @@ Python shape (fixed; scripts and conformance tools are written against it):
   compute fills in place; ``None`` stands for NULL.
 
 Like ``runtime/NeuralNetworks.cpp`` every entry point catches the runtime's errors and returns
-their result code; nothing raises (an unexpected Python error is OP_FAILED and is logged).
+their result code; nothing raises, whatever it is given (an unexpected Python error is OP_FAILED
+and is logged; an argument of the wrong Python type is BAD_DATA).
+
+Misuse that is undefined behaviour in C is flagged, as a debug build of the runtime would:
+
+* ``None`` where C passes a pointer the runtime dereferences is ANEURALNETWORKS_UNEXPECTED_NULL,
+  exactly where upstream's null checks fire; ``*_free(None)`` is valid and does nothing.
+* Every ``*_free`` marks its object freed and returns a code (C's functions return void; here
+  NO_ERROR). Any later use of a freed object -- or of an object that needs one which was freed
+  (a compilation whose model was freed, an execution whose compilation or bound memory was
+  freed, a burst whose compilation was freed, ...) -- and a second free return
+  ANEURALNETWORKS_BAD_STATE with an ERROR line naming the function ("... passed a freed
+  ANeuralNetworksModel"). On a device this is a crash or silent corruption, so the simulator
+  uses one code, BAD_STATE, for all of it. ``Execution_free`` of an execution still computing
+  is refused (ERROR line, BAD_STATE) and the execution stays usable, as upstream ignores it.
+* ``setInput``/``setOutput`` take a C-contiguous buffer of exactly the operand's byte size (or
+  ``length`` bytes); anything else is BAD_DATA at the call. An ndarray whose dtype differs from
+  the operand's is accepted as C would (its bytes are reinterpreted), with one WARNING line per
+  execution.
 """
 from __future__ import annotations
 
@@ -19,6 +37,7 @@ import os
 
 import numpy as np
 
+from nnsim.drivers.base import Driver
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
 from nnsim.runtime import vlog
 from nnsim.runtime.compilation import CompilationBuilder
@@ -55,7 +74,7 @@ def _code(fn):
         try:
             result = fn(*args, **kwargs)
         except NnapiError as e:
-            if str(e):
+            if str(e) and not getattr(e, "logged", False):  # (the runtime may log it itself)
                 vlog.log_error("NeuralNetworks", str(e))
             code = int(e.result_code)
             return (code, None) if getattr(wrapper, "returns_value", False) else code
@@ -75,12 +94,123 @@ def _value(fn):
     return wrapped
 
 
+_C_NAMES = {ModelBuilder: "ANeuralNetworksModel", CompilationBuilder: "ANeuralNetworksCompilation",
+            Execution: "ANeuralNetworksExecution", Event: "ANeuralNetworksEvent",
+            Burst: "ANeuralNetworksBurst", Memory: "ANeuralNetworksMemory"}
+_FREED = "_nnapi_freed"
+
+
+def _c_name(obj) -> str:
+    from nnsim.runtime.memory_desc import MemoryDesc
+    if isinstance(obj, MemoryDesc):
+        return "ANeuralNetworksMemoryDesc"
+    return next((n for c, n in _C_NAMES.items() if isinstance(obj, c)), type(obj).__name__)
+
+
+def _freed_part(obj) -> str | None:
+    """What makes ``obj`` unusable: "a freed X" if it was freed, "an X whose Y was freed" if
+    an object it needs (C: "must outlive") was; None if it is alive."""
+    root = _freed_root(obj, set())
+    if root is None:
+        return None
+    if root is obj:
+        return f"a freed {_c_name(obj)}"
+    return f"an {_c_name(obj)} whose {_c_name(root)} was freed"
+
+
+def _freed_root(obj, seen: set):
+    """``obj`` if it was freed, else the first freed object it needs (transitively), or None."""
+    if id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    if getattr(obj, _FREED, False):
+        return obj
+    needs: list = []
+    if isinstance(obj, ModelBuilder):
+        needs = obj.referenced_models() + list(getattr(obj, "_nnapi_memories", ()))
+    elif isinstance(obj, CompilationBuilder):
+        needs = [obj.model]
+    elif isinstance(obj, Execution):
+        needs = [obj.compilation] + [a.memory for a in obj.inputs + obj.outputs
+                                     if a is not None and a.memory is not None]
+    elif isinstance(obj, Burst):
+        needs = [obj.compilation]
+    elif type(obj).__name__ == "MemoryDesc":
+        needs = [role[1] for role in obj.roles]
+    for dep in needs:
+        root = _freed_root(dep, seen)
+        if root is not None:
+            return root
+    return None
+
+
 def _need(obj, fn: str, cls=None):
+    """``obj`` checked as upstream checks a pointer argument, then for use after free."""
     if obj is None:
         raise UnexpectedNullError(f"{fn} passed a nullptr")
     if cls is not None and not isinstance(obj, cls):
         raise BadDataError(f"{fn} passed an object of the wrong type")
+    if cls is not None:
+        problem = _freed_part(obj)
+        if problem is not None:
+            raise BadStateError(f"{fn} passed {problem}")
     return obj
+
+
+def _free(obj, fn: str, cls) -> None:
+    """``*_free``: None is valid (a no-op); a second free is BAD_STATE."""
+    if obj is None:
+        return
+    if not isinstance(obj, cls):
+        raise BadDataError(f"{fn} passed an object of the wrong type")
+    if getattr(obj, _FREED, False):
+        raise BadStateError(f"{fn} passed a freed {_c_name(obj)} (double free)")
+    setattr(obj, _FREED, True)
+
+
+def _device(obj, fn: str):
+    """An ``ANeuralNetworksDevice`` from ``ANeuralNetworks_getDevice``."""
+    if obj is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
+    if not any(obj is d for d in get_device_manager().get_devices()):
+        raise BadDataError(f"{fn} passed an unknown device")
+    return obj
+
+
+def _index(value, fn: str, what: str = "index") -> int:
+    """A C integer argument: anything that is not an integer is BAD_DATA."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise BadDataError(f"{fn} passed an invalid {what} {value!r}")
+    return int(value)
+
+
+def _size(value, fn: str, what: str) -> int:
+    """A C ``size_t``/``uint32_t``/``uint64_t``: a non-negative integer."""
+    value = _index(value, fn, what)
+    if value < 0:
+        raise BadDataError(f"{fn} passed a negative {what} {value}")
+    return value
+
+
+def _indexes(values, fn: str) -> list[int]:
+    """A C (count, ``const uint32_t*``) pair; None is the null pointer."""
+    if values is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
+    if not isinstance(values, (list, tuple, range, np.ndarray)):
+        raise BadDataError(f"{fn} needs a sequence of operand indexes")
+    return [_size(v, fn, "operand index") for v in values]
+
+
+def _bytes_like(buffer, fn: str):
+    """None (NULL), an ndarray or an object with the buffer protocol; else BAD_DATA."""
+    if buffer is None or isinstance(buffer, np.ndarray):
+        return buffer
+    try:
+        memoryview(buffer)
+    except TypeError:
+        raise BadDataError(f"{fn} needs a bytes-like object or an ndarray, not "
+                           f"{type(buffer).__name__}") from None
+    return buffer
 
 
 # -- model ------------------------------------------------------------------------------------------
@@ -89,8 +219,9 @@ def ANeuralNetworksModel_create():
     return ModelBuilder.create()
 
 
-def ANeuralNetworksModel_free(model) -> None:
-    return None
+@_code
+def ANeuralNetworksModel_free(model):
+    _free(model, "ANeuralNetworksModel_free", ModelBuilder)
 
 
 @_code
@@ -101,45 +232,54 @@ def ANeuralNetworksModel_finish(model):
 @_code
 def ANeuralNetworksModel_addOperand(model, operand_type):
     fn = "ANeuralNetworksModel_addOperand"
-    _need(model, fn, ModelBuilder).add_operand(_need(operand_type, fn))
+    _need(model, fn, ModelBuilder).add_operand(_need(operand_type, fn, OperandTypeSpec))
 
 
 @_code
 def ANeuralNetworksModel_setOperandValue(model, index, buffer, length=None):
-    _need(model, "ANeuralNetworksModel_setOperandValue", ModelBuilder).set_operand_value(
-        index, buffer, length)
+    fn = "ANeuralNetworksModel_setOperandValue"
+    _need(model, fn, ModelBuilder).set_operand_value(
+        _index(index, fn), _bytes_like(buffer, fn),
+        None if length is None else _size(length, fn, "length"))
 
 
 @_code
 def ANeuralNetworksModel_setOperandSymmPerChannelQuantParams(model, index, params):
     fn = "ANeuralNetworksModel_setOperandSymmPerChannelQuantParams"
     _need(model, fn, ModelBuilder).set_operand_symm_per_channel_quant_params(
-        index, _need(params, fn))
+        _index(index, fn), _need(params, fn, SymmPerChannelQuantParams))
 
 
 @_code
 def ANeuralNetworksModel_setOperandValueFromMemory(model, index, memory, offset, length):
     fn = "ANeuralNetworksModel_setOperandValueFromMemory"
     _need(model, fn, ModelBuilder).set_operand_value_from_memory(
-        index, _need(memory, fn, Memory), offset, length)
+        _index(index, fn), _need(memory, fn, Memory), _size(offset, fn, "offset"),
+        _size(length, fn, "length"))
+    # The memory must outlive the model (C); remembered to flag a use after its free.
+    model.__dict__.setdefault("_nnapi_memories", []).append(memory)
 
 
 @_code
 def ANeuralNetworksModel_setOperandValueFromModel(model, index, value):
     fn = "ANeuralNetworksModel_setOperandValueFromModel"
-    _need(model, fn, ModelBuilder).set_operand_value_from_model(index, _need(value, fn))
+    _need(model, fn, ModelBuilder).set_operand_value_from_model(
+        _index(index, fn), _need(value, fn, ModelBuilder))
 
 
 @_code
 def ANeuralNetworksModel_addOperation(model, op_type, inputs, outputs):
-    _need(model, "ANeuralNetworksModel_addOperation", ModelBuilder).add_operation(
-        op_type, inputs, outputs)
+    fn = "ANeuralNetworksModel_addOperation"
+    _need(model, fn, ModelBuilder)
+    inputs, outputs = _indexes(inputs, fn), _indexes(outputs, fn)
+    model.add_operation(_index(op_type, fn, "operation type"), inputs, outputs)
 
 
 @_code
 def ANeuralNetworksModel_identifyInputsAndOutputs(model, inputs, outputs):
-    _need(model, "ANeuralNetworksModel_identifyInputsAndOutputs",
-          ModelBuilder).identify_inputs_and_outputs(inputs, outputs)
+    fn = "ANeuralNetworksModel_identifyInputsAndOutputs"
+    _need(model, fn, ModelBuilder)
+    model.identify_inputs_and_outputs(_indexes(inputs, fn), _indexes(outputs, fn))
 
 
 @_code
@@ -153,7 +293,7 @@ def ANeuralNetworksModel_getSupportedOperationsForDevices(model, devices):
     """Returns (code, list of bools in the order operations were added)."""
     fn = "ANeuralNetworksModel_getSupportedOperationsForDevices"
     _need(model, fn, ModelBuilder)
-    _need(devices, fn)
+    _need(devices, fn, (list, tuple))
     if not model.finished or model.invalid:
         raise BadStateError(f"{fn} passed an unfinished model")
     if len(devices) == 0:
@@ -161,7 +301,7 @@ def ANeuralNetworksModel_getSupportedOperationsForDevices(model, devices):
     from nnsim.runtime.plan import supported_by_device
     supported = [False] * len(model.operations)
     for device in devices:
-        for sorted_index, ok in enumerate(supported_by_device(_need(device, fn), model)):
+        for sorted_index, ok in enumerate(supported_by_device(_device(device, fn), model)):
             if ok:
                 supported[model.sorted_to_original[sorted_index]] = True
     return supported
@@ -185,25 +325,22 @@ def ANeuralNetworksModel_setOperandExtensionData(model, index, data, length=None
 # -- compilation ------------------------------------------------------------------------------------
 @_value
 def ANeuralNetworksCompilation_create(model):
-    return CompilationBuilder(_need(model, "ANeuralNetworksCompilation_create"))
+    return CompilationBuilder(_need(model, "ANeuralNetworksCompilation_create", ModelBuilder))
 
 
 @_value
 def ANeuralNetworksCompilation_createForDevices(model, devices):
     fn = "ANeuralNetworksCompilation_createForDevices"
-    _need(model, fn)
-    _need(devices, fn)
-    known = get_device_manager().get_devices()
+    _need(model, fn, ModelBuilder)
+    devices = list(_need(devices, fn, (list, tuple)))
     for d in devices:
-        if d is None:
-            raise UnexpectedNullError(f"{fn} passed a nullptr device")
-        if d not in known:
-            raise BadDataError(f"{fn} passed an unknown device")
-    return CompilationBuilder.create_for_devices(model, list(devices))
+        _device(d, fn)
+    return CompilationBuilder.create_for_devices(model, devices)
 
 
-def ANeuralNetworksCompilation_free(compilation) -> None:
-    return None
+@_code
+def ANeuralNetworksCompilation_free(compilation):
+    _free(compilation, "ANeuralNetworksCompilation_free", CompilationBuilder)
 
 
 @_code
@@ -226,8 +363,17 @@ def ANeuralNetworksCompilation_setTimeout(compilation, duration_ns):
 
 @_code
 def ANeuralNetworksCompilation_setCaching(compilation, cache_dir, token):
-    _need(compilation, "ANeuralNetworksCompilation_setCaching",
-          CompilationBuilder).set_caching(cache_dir, token)
+    fn = "ANeuralNetworksCompilation_setCaching"
+    if compilation is None or cache_dir is None or token is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
+    _need(compilation, fn, CompilationBuilder)
+    if not isinstance(cache_dir, (str, os.PathLike)):
+        raise BadDataError(f"{fn} needs a directory name, not {type(cache_dir).__name__}")
+    _bytes_like(token, fn)
+    if memoryview(token).nbytes != ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN:
+        raise BadDataError(f"{fn} token must be {ANEURALNETWORKS_BYTE_SIZE_OF_CACHE_TOKEN} "
+                           "bytes")
+    compilation.set_caching(os.fspath(cache_dir), bytes(memoryview(token).cast("B")))
 
 
 @_code
@@ -243,13 +389,15 @@ def ANeuralNetworksCompilation_addExtensionAttribute(compilation, ext, code, dat
 def _preferred(compilation, index, inputs: bool, what: str):
     fn = f"ANeuralNetworksCompilation_getPreferredMemory{what}For{'Input' if inputs else 'Output'}"
     _need(compilation, fn, CompilationBuilder)
+    index = _index(index, fn)
     if not compilation.is_valid:
         raise BadStateError(f"{fn} passed an invalid compilation")
     count = len(compilation.model.input_indexes if inputs else compilation.model.output_indexes)
     if index < 0 or index >= count:
         raise BadDataError(f"{fn} passed an invalid index {index}")
     plan = compilation.plan
-    devices = [plan.device] if plan.kind == plan.SIMPLE else [s.device for s in plan.steps]
+    devices = [plan.device] if plan.kind == plan.SIMPLE else \
+        [s.device for s in plan.execution_steps()]
     attr = "preferred_memory_alignment" if what == "Alignment" else "preferred_memory_padding"
     return max(getattr(d, attr) for d in devices)
 
@@ -275,39 +423,91 @@ def ANeuralNetworksCompilation_getPreferredMemoryPaddingForOutput(compilation, i
 
 
 # -- execution --------------------------------------------------------------------------------------
+_UINT32_MAX = 2**32 - 1
+
+
+def _type_or_none(operand_type, fn: str):
+    if operand_type is not None and not isinstance(operand_type, OperandTypeSpec):
+        raise BadDataError(f"{fn} passed an operand type of the wrong type")
+    return operand_type
+
+
+def _length(length, fn: str):
+    return None if length is None else _index(length, fn)
+
+
+def _frequency(value, fn: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise BadDataError(f"{fn} -- invalid frequency {value!r}")
+    return float(value)
+
+
+def _warn_dtype(execution, fn: str, index: int, buffer, is_input: bool) -> None:
+    """C takes bytes, so a buffer of another dtype is reinterpreted; say so once per execution."""
+    if not isinstance(buffer, np.ndarray) or getattr(execution, "_nnapi_dtype_warned", False):
+        return
+    model = execution.model
+    operand = model.operands[(model.input_indexes if is_input else model.output_indexes)[index]]
+    try:
+        expected = operand.dtype()
+    except (KeyError, ValueError):  # OEM types have no numpy dtype: nothing to compare
+        return
+    if buffer.dtype != expected:
+        execution._nnapi_dtype_warned = True
+        what = "input" if is_input else "output"
+        type_name = OperandType(operand.type).name
+        vlog.log_warning("NeuralNetworks",
+                         f"{fn}: {what} {index} is a {buffer.dtype} array but the operand is "
+                         f"{type_name} ({expected}); its bytes are reinterpreted as "
+                         f"{expected}, as C would")
+
+
 @_value
 def ANeuralNetworksExecution_create(compilation):
     return Execution(_need(compilation, "ANeuralNetworksExecution_create", CompilationBuilder))
 
 
-def ANeuralNetworksExecution_free(execution) -> None:
-    return None
+@_code
+def ANeuralNetworksExecution_free(execution):
+    fn = "ANeuralNetworksExecution_free"
+    if isinstance(execution, Execution) and execution.started and not execution.completed:
+        raise BadStateError(f"{fn} passed an in-flight ANeuralNetworksExecution and is "
+                            "therefore ignored")
+    _free(execution, fn, Execution)
 
 
 @_code
 def ANeuralNetworksExecution_setInput(execution, index, operand_type, buffer, length=None):
-    _need(execution, "ANeuralNetworksExecution_setInput", Execution).set_input(
-        index, operand_type, buffer, length)
+    fn = "ANeuralNetworksExecution_setInput"
+    _need(execution, fn, Execution).set_input(
+        _index(index, fn), _type_or_none(operand_type, fn), buffer, _length(length, fn))
+    _warn_dtype(execution, fn, index, buffer, True)
 
 
 @_code
 def ANeuralNetworksExecution_setInputFromMemory(execution, index, operand_type, memory, offset,
                                                 length):
-    _need(execution, "ANeuralNetworksExecution_setInputFromMemory",
-          Execution).set_input_from_memory(index, operand_type, memory, offset, length)
+    fn = "ANeuralNetworksExecution_setInputFromMemory"
+    _need(execution, fn, Execution).set_input_from_memory(
+        _index(index, fn), _type_or_none(operand_type, fn), _need(memory, fn, Memory),
+        _index(offset, fn), _index(length, fn))
 
 
 @_code
 def ANeuralNetworksExecution_setOutput(execution, index, operand_type, buffer, length=None):
-    _need(execution, "ANeuralNetworksExecution_setOutput", Execution).set_output(
-        index, operand_type, buffer, length)
+    fn = "ANeuralNetworksExecution_setOutput"
+    _need(execution, fn, Execution).set_output(
+        _index(index, fn), _type_or_none(operand_type, fn), buffer, _length(length, fn))
+    _warn_dtype(execution, fn, index, buffer, False)
 
 
 @_code
 def ANeuralNetworksExecution_setOutputFromMemory(execution, index, operand_type, memory, offset,
                                                  length):
-    _need(execution, "ANeuralNetworksExecution_setOutputFromMemory",
-          Execution).set_output_from_memory(index, operand_type, memory, offset, length)
+    fn = "ANeuralNetworksExecution_setOutputFromMemory"
+    _need(execution, fn, Execution).set_output_from_memory(
+        _index(index, fn), _type_or_none(operand_type, fn), _need(memory, fn, Memory),
+        _index(offset, fn), _index(length, fn))
 
 
 @_code
@@ -324,7 +524,7 @@ def ANeuralNetworksExecution_startCompute(execution):
 def ANeuralNetworksExecution_startComputeWithDependencies(execution, dependencies, duration_ns):
     fn = "ANeuralNetworksExecution_startComputeWithDependencies"
     _need(execution, fn, Execution)
-    for dep in _need(dependencies, fn):
+    for dep in _need(dependencies, fn, (list, tuple)):
         _need(dep, fn, Event).wait()
     return execution.start_compute()
 
@@ -332,19 +532,21 @@ def ANeuralNetworksExecution_startComputeWithDependencies(execution, dependencie
 @_code
 def ANeuralNetworksExecution_burstCompute(execution, burst):
     fn = "ANeuralNetworksExecution_burstCompute"
+    if execution is None or burst is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
     _need(burst, fn, Burst).compute(_need(execution, fn, Execution))
 
 
 @_value
 def ANeuralNetworksExecution_getOutputOperandRank(execution, index):
-    return _need(execution, "ANeuralNetworksExecution_getOutputOperandRank",
-                 Execution).get_output_operand_rank(index)
+    fn = "ANeuralNetworksExecution_getOutputOperandRank"
+    return _need(execution, fn, Execution).get_output_operand_rank(_index(index, fn))
 
 
 @_value
 def ANeuralNetworksExecution_getOutputOperandDimensions(execution, index):
-    return list(_need(execution, "ANeuralNetworksExecution_getOutputOperandDimensions",
-                      Execution).get_output_operand_dimensions(index))
+    fn = "ANeuralNetworksExecution_getOutputOperandDimensions"
+    return list(_need(execution, fn, Execution).get_output_operand_dimensions(_index(index, fn)))
 
 
 @_code
@@ -366,8 +568,8 @@ def ANeuralNetworksExecution_setTimeout(execution, duration_ns):
 
 @_code
 def ANeuralNetworksExecution_setLoopTimeout(execution, duration_ns):
-    _need(execution, "ANeuralNetworksExecution_setLoopTimeout",
-          Execution).set_loop_timeout(duration_ns)
+    fn = "ANeuralNetworksExecution_setLoopTimeout"
+    _need(execution, fn, Execution).set_loop_timeout(_size(duration_ns, fn, "duration"))
 
 
 @_code
@@ -395,9 +597,11 @@ def ANeuralNetworksEvent_wait(event):
     _need(event, "ANeuralNetworksEvent_wait", Event).wait()
 
 
-def ANeuralNetworksEvent_free(event) -> None:
-    if isinstance(event, Event):
+@_code
+def ANeuralNetworksEvent_free(event):
+    if isinstance(event, Event) and not getattr(event, _FREED, False):
         event._done.wait()  # upstream free waits for the computation
+    _free(event, "ANeuralNetworksEvent_free", Event)
 
 
 @_value
@@ -419,14 +623,18 @@ def ANeuralNetworksBurst_create(compilation):
     return Burst(_need(compilation, "ANeuralNetworksBurst_create", CompilationBuilder))
 
 
-def ANeuralNetworksBurst_free(burst) -> None:
-    return None
+@_code
+def ANeuralNetworksBurst_free(burst):
+    _free(burst, "ANeuralNetworksBurst_free", Burst)
 
 
 # -- memory -------------------------------------------------------------------------------------------
 @_value
 def ANeuralNetworksMemory_createFromFd(size, protect, fd, offset):
-    if not isinstance(fd, int) or fd < 0:
+    fn = "ANeuralNetworksMemory_createFromFd"
+    size, offset = _size(size, fn, "size"), _size(offset, fn, "offset")
+    protect = _index(protect, fn, "protection")
+    if not isinstance(fd, (int, np.integer)) or not 0 <= fd < 2**31:
         raise BadDataError("ANeuralNetworksMemory_createFromFd passed an invalid fd")
     try:
         os.fstat(fd)
@@ -444,9 +652,22 @@ def ANeuralNetworksMemory_createFromAHardwareBuffer(ahwb):
                        "not exist outside Android")
 
 
+@_value
 def ANeuralNetworksMemory_createFromBytes(data):
-    """nnsim extension: shared memory initialised from bytes; returns (code, memory)."""
-    return _NO_ERROR, Memory.from_bytes(data)
+    """nnsim extension: shared memory initialised from a bytes-like object or ndarray;
+    returns (code, memory). Its size is the object's byte size (an int is not a size)."""
+    fn = "ANeuralNetworksMemory_createFromBytes"
+    _need(data, fn)
+    if isinstance(data, np.ndarray):
+        data = np.ascontiguousarray(data).reshape(-1).view(np.uint8)
+    try:
+        view = memoryview(data)
+    except TypeError:
+        raise BadDataError(f"{fn} needs a bytes-like object or an ndarray, "
+                           f"not {type(data).__name__}") from None
+    if view.nbytes == 0:
+        raise BadDataError(f"{fn} passed an empty buffer")
+    return Memory.from_bytes(view.cast("B") if view.c_contiguous else view.tobytes())
 
 
 @_value
@@ -458,6 +679,8 @@ def ANeuralNetworksMemory_createFromDesc(desc):
 @_code
 def ANeuralNetworksMemory_copy(src, dst):
     fn = "ANeuralNetworksMemory_copy"
+    if src is None or dst is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
     _need(src, fn, Memory)
     _need(dst, fn, Memory)
     if src is dst:
@@ -470,8 +693,9 @@ def ANeuralNetworksMemory_copy(src, dst):
     dst.initialized = True
 
 
-def ANeuralNetworksMemory_free(memory) -> None:
-    return None
+@_code
+def ANeuralNetworksMemory_free(memory):
+    _free(memory, "ANeuralNetworksMemory_free", Memory)
 
 
 @_value
@@ -480,28 +704,45 @@ def ANeuralNetworksMemoryDesc_create():
     return MemoryDesc()
 
 
-def ANeuralNetworksMemoryDesc_free(desc) -> None:
-    return None
+@_code
+def ANeuralNetworksMemoryDesc_free(desc):
+    from nnsim.runtime.memory_desc import MemoryDesc
+    _free(desc, "ANeuralNetworksMemoryDesc_free", MemoryDesc)
 
 
 @_code
 def ANeuralNetworksMemoryDesc_addInputRole(desc, compilation, index, frequency):
     from nnsim.runtime.memory_desc import MemoryDesc
-    _need(desc, "ANeuralNetworksMemoryDesc_addInputRole", MemoryDesc).add_role(
-        compilation, index, frequency, True)
+    fn = "ANeuralNetworksMemoryDesc_addInputRole"
+    if desc is None or compilation is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
+    _need(desc, fn, MemoryDesc).add_role(_need(compilation, fn, CompilationBuilder),
+                                         _index(index, fn), _frequency(frequency, fn), True)
 
 
 @_code
 def ANeuralNetworksMemoryDesc_addOutputRole(desc, compilation, index, frequency):
     from nnsim.runtime.memory_desc import MemoryDesc
-    _need(desc, "ANeuralNetworksMemoryDesc_addOutputRole", MemoryDesc).add_role(
-        compilation, index, frequency, False)
+    fn = "ANeuralNetworksMemoryDesc_addOutputRole"
+    if desc is None or compilation is None:
+        raise UnexpectedNullError(f"{fn} passed a nullptr")
+    _need(desc, fn, MemoryDesc).add_role(_need(compilation, fn, CompilationBuilder),
+                                         _index(index, fn), _frequency(frequency, fn), False)
 
 
 @_code
 def ANeuralNetworksMemoryDesc_setDimensions(desc, dimensions):
     from nnsim.runtime.memory_desc import MemoryDesc
-    _need(desc, "ANeuralNetworksMemoryDesc_setDimensions", MemoryDesc).set_dimensions(dimensions)
+    fn = "ANeuralNetworksMemoryDesc_setDimensions"
+    _need(desc, fn, MemoryDesc)
+    if dimensions is None:
+        dimensions = ()  # C: rank 0 with a null pointer is valid
+    if not isinstance(dimensions, (list, tuple, np.ndarray)):
+        raise BadDataError(f"{fn} needs a sequence of dimensions")
+    dims = [_index(d, fn) for d in dimensions]
+    if any(not 0 <= d <= _UINT32_MAX for d in dims):
+        raise BadDataError(f"{fn} passed a dimension that is not a uint32_t")
+    desc.set_dimensions(dims)
 
 
 @_code
@@ -527,35 +768,35 @@ def ANeuralNetworks_getDevice(dev_index):
 
 @_value
 def ANeuralNetworksDevice_getName(device):
-    return _need(device, "ANeuralNetworksDevice_getName").name
+    return _need(device, "ANeuralNetworksDevice_getName", Driver).name
 
 
 @_value
 def ANeuralNetworksDevice_getType(device):
-    return int(_need(device, "ANeuralNetworksDevice_getType").device_type)
+    return int(_need(device, "ANeuralNetworksDevice_getType", Driver).device_type)
 
 
 @_value
 def ANeuralNetworksDevice_getVersion(device):
-    d = _need(device, "ANeuralNetworksDevice_getVersion")
+    d = _need(device, "ANeuralNetworksDevice_getVersion", Driver)
     return "UNKNOWN" if d.feature_level <= FeatureLevel.FEATURE_LEVEL_2 else d.version_string
 
 
 @_value
 def ANeuralNetworksDevice_getFeatureLevel(device):
-    d = _need(device, "ANeuralNetworksDevice_getFeatureLevel")
+    d = _need(device, "ANeuralNetworksDevice_getFeatureLevel", Driver)
     return int(min(runtime_feature_level(), d.feature_level))
 
 
 @_code
 def ANeuralNetworksDevice_wait(device):
-    _need(device, "ANeuralNetworksDevice_wait")
+    _need(device, "ANeuralNetworksDevice_wait", Driver)
 
 
 @_value
 def ANeuralNetworksDevice_getExtensionSupport(device, extension_name):
-    _need(device, "ANeuralNetworksDevice_getExtensionSupport")
-    _need(extension_name, "ANeuralNetworksDevice_getExtensionSupport")
+    _need(device, "ANeuralNetworksDevice_getExtensionSupport", Driver)
+    _need(extension_name, "ANeuralNetworksDevice_getExtensionSupport", str)
     return False
 
 

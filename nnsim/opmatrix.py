@@ -44,7 +44,8 @@ __all__ = ["tflite_to_nnapi", "GAPS", "TfliteRow", "NnapiRow", "tflite_rows", "n
 
 # Deliberate holes: (layer, operation name) -> why. Layers: "delegate", "converter", "cpu",
 # "timing", "vsi-npu" (the driver has no rule: the HAL refuses the op).
-GAPS: dict = {}
+GAPS: dict = {
+}
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,9 @@ SHARED = Path(__file__).resolve().parents[1].parent / "shared"
 def _clean_runtime_state():
     nnsim.reset_props()
     saved = get_device_manager().drivers()
+    # Devices are chosen for every test (the drivers in place, nnapi-reference only unless a
+    # test applies a board): the TFLite API's default board applies only in a fresh process.
+    get_device_manager().set_drivers(saved)
     vlog.set_vlog_mask(0)
     yield
     nnsim.reset_props()

@@ -11,16 +11,17 @@ HELP = "benchmark_model: timings and op profiling (simulated board time by defau
 
 def main(argv, out=None) -> int:
     from nnsim.tflite.benchmark import Benchmark, BenchmarkFailed
-    from nnsim.tflite.benchmark_flags import FlagError, help_text, parse_flags
+    from nnsim.tflite.benchmark_flags import FlagError, help_text, parse_command_line
     out = out or sys.stdout
     if any(a in ("-h", "--help") for a in argv):
         print(help_text(), file=out)
         return 0
     try:
-        values, given = parse_flags(argv)
+        flags = parse_command_line(argv)
     except FlagError as e:
         raise UsageError(str(e)) from None
     try:
-        return Benchmark(values, given, out).run()
+        return Benchmark(flags.values, flags.given, out, unconsumed=flags.unconsumed,
+                         unmodelled=flags.unmodelled).run()
     except BenchmarkFailed:
         raise RunError("benchmarking failed (see the ERROR lines above)") from None

@@ -22,7 +22,8 @@ def install_log_handlers(logcat_stream=None, logcat: bool | None = None) -> None
     """TFLite runtime lines (``INFO: ...``) to stderr; logcat lines (threadtime) to stdout
     when ``logcat`` is true (default: when ``debug.nn.vlog`` is set, as `setprop` + `logcat`
     on a board; a board's tool output never contains logcat lines otherwise)."""
-    from nnsim.tflite.tflog import LOGGER as TFLITE, TfliteFormatter, VERBOSE
+    from nnsim.tflite.tflog import LIBRARY_HANDLER, TfliteFormatter, VERBOSE
+    from nnsim.tflite.tflog import LOGGER as TFLITE
     if logcat is None:
         logcat = bool(nnsim.getprop("debug.nn.vlog").strip())
     root = logging.getLogger(LOGGER_PREFIX.rstrip("."))
@@ -36,7 +37,8 @@ def install_log_handlers(logcat_stream=None, logcat: bool | None = None) -> None
     th = logging.StreamHandler(sys.stderr)
     th.setFormatter(TfliteFormatter())
     th._nnsim_cli = True
-    TFLITE.handlers = [h for h in TFLITE.handlers if not getattr(h, "_nnsim_cli", False)]
+    TFLITE.handlers = [h for h in TFLITE.handlers
+                       if not getattr(h, "_nnsim_cli", False) and h is not LIBRARY_HANDLER]
     TFLITE.addHandler(th)
     TFLITE.setLevel(VERBOSE)
     TFLITE.propagate = False
@@ -48,6 +50,32 @@ def apply_setprops(pairs) -> None:
         if not sep or not key.strip() or any(c.isspace() for c in key):
             raise UsageError(f"--setprop expects KEY=VALUE, got {pair!r}")
         nnsim.setprop(key, value)
+        problem = _property_problem(key, value)
+        if problem:   # the runtime reads it as Android does (the default); say so
+            print(f"nnsim: warning: --setprop {key}={value}: {problem}", file=sys.stderr)
+
+
+# Values the runtime would silently replace by its default, as Android's property readers do.
+_INT_CHOICES = {"debug.nn.partition": (0, 1, 2), "debug.nn.cpuonly": (0, 1),
+                "debug.nn.syncexec-runtime": (0, 1)}
+
+
+def _property_problem(key: str, value: str) -> str | None:
+    if key in _INT_CHOICES:
+        choices = _INT_CHOICES[key]
+        try:
+            ok = int(value.strip(), 0) in choices
+        except ValueError:
+            ok = False
+        if not ok:
+            return (f"not one of {', '.join(map(str, choices))}; the runtime uses its default "
+                    f"instead")
+    if key == "debug.nn.enabled-devices":
+        try:
+            re.compile(value)
+        except re.error as e:
+            return f"not a regular expression ({e}); the runtime enables every device instead"
+    return None
 
 
 def apply_board(name: str, devices=None) -> object:
@@ -80,9 +108,31 @@ def load_model_bytes(path: str | None) -> tuple[str, bytes]:
     if p.is_dir():
         raise RunError(f"{path}: is a directory, not a .tflite model")
     try:
-        return p.name, p.read_bytes()
+        data = p.read_bytes()
     except OSError as e:
         raise RunError(f"{path}: {e.strerror}") from None
+    if not data:
+        raise RunError(f"{path}: the file is empty (0 bytes), not a .tflite model")
+    return p.name, data
+
+
+def error_line(exc: BaseException) -> str:
+    """One line for an exception that reached the CLI (no traceback is ever shown): the
+    message of the errors nnsim raises on purpose, a short diagnosis for the rest."""
+    from nnsim.errors import ModelFileError, NnapiError
+    from nnsim.limits import TensorTooLargeError
+    from nnsim.tflite.builtins._base import BuiltinError
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, (ModelFileError, NnapiError, BuiltinError, TensorTooLargeError)):
+        return text
+    if isinstance(exc, MemoryError):
+        return (f"out of memory ({text}); NNSIM_MAX_TENSOR_BYTES lowers the size nnsim "
+                f"accepts before allocating")
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        return f"{where}{exc.strerror or text}"
+    return (f"internal error: {type(exc).__name__}: {text} (set NNSIM_TRACEBACK=1 to see the "
+            f"traceback, and please report it)")
 
 
 def read_labels(path: Path | None, count: int) -> list[str] | None:

@@ -26,9 +26,9 @@ import time
 import numpy as np
 
 import nnsim
+from nnsim.commands.client import flag_bool, sdk_version
 from nnsim.commands.common import RunError, UsageError, load_model_bytes
-from nnsim.commands.graph import (delegated_interpreter, quiet_logs, sdk_version,
-                                  setup_board)
+from nnsim.commands.graph import delegated_interpreter, quiet_logs, setup_board
 
 NAME = "diff"
 HELP = "compare the NNAPI-delegated model with the TFLite CPU reference (inference_diff)"
@@ -54,15 +54,6 @@ PREFERENCES = {"low_power": 0, "fast_single_answer": 1, "sustained_speed": 2, "u
 PRIORITIES = {"default": 100, "low": 90, "medium": 100, "high": 110}
 KNOWN_DELEGATES = ("nnapi", "gpu", "hexagon", "xnnpack", "coreml")
 FLT_MIN = float(np.finfo(np.float32).tiny)
-
-
-def flag_bool(text: str) -> bool:
-    value = str(text).strip().lower()
-    if value in ("true", "1"):
-        return True
-    if value in ("false", "0"):
-        return False
-    raise argparse.ArgumentTypeError(f"expects true/false/1/0, got {text!r}")
 
 
 def _int_at_least(low: int):
@@ -132,7 +123,8 @@ def add_arguments(p) -> None:
                    help="set an emulated Android property (repeatable)")
     s.add_argument("--android_sdk", "--android-sdk", dest="android_sdk", type=sdk_version,
                    metavar="N", help="emulated Android SDK level (default: the board's)")
-    s.add_argument("--seed", type=_int, default=0, help="seed of the random inputs (default 0)")
+    s.add_argument("--seed", type=_int_at_least(0), default=0,
+                   help="seed of the random inputs (default 0)")
     s.add_argument("--vlog", action="store_true",
                    help="print the logcat lines of 'setprop debug.nn.vlog 1' on stderr")
 
@@ -277,6 +269,9 @@ def run(args, out) -> int:
     test = delegated_interpreter(data, path, delegates, num_threads=args.num_interpreter_threads)
     if test.delegation_error:
         raise RunError(f"Failed to apply delegate 0: {test.delegation_error}")
+    if delegates:   # stdout stays inference_diff's own lines
+        print(f"nnsim: client: inference_diff; {delegates[0].devices_text(args.device or ())}",
+              file=sys.stderr)
     inputs = reference.get_input_details()
     for k, d in enumerate(inputs):
         if np.dtype(d["dtype"]).name not in SUPPORTED_INPUTS:

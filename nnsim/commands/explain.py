@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import nnsim
+from nnsim.commands.client import add_client_arguments, client_delegate, sdk_version
 from nnsim.commands.common import (RunError, apply_board, apply_setprops, install_log_handlers,
                                    load_model_bytes)
 
@@ -15,6 +16,7 @@ DESCRIPTION = ("Apply the TFLite NNAPI delegate for the board's devices and expl
 EPILOG = """examples:
   nnsim explain deeplabv3_mnv2_pascal_quant.tflite --android_sdk 29
   nnsim explain tf2_mobilenet_v2_1.0_224_ptq.tflite --board imx8mp
+  nnsim explain model.tflite --fallback-only          # only what misses the NPU, costliest first
   nnsim explain model.tflite --format json > explain.json"""
 
 
@@ -23,22 +25,23 @@ def add_arguments(p) -> None:
     p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
     p.add_argument("--device", action="append", metavar="NAME",
                    help="keep only this NNAPI device of the board (repeatable)")
-    p.add_argument("--android_sdk", "--android-sdk", type=int, metavar="N",
+    p.add_argument("--android_sdk", "--android-sdk", type=sdk_version, metavar="N",
                    help="emulated Android SDK version (default: the board's)")
-    p.add_argument("--accelerator-name", "--nnapi_accelerator_name", metavar="NAME",
-                   help="name the accelerator, as the delegate's accelerator_name")
-    p.add_argument("--disallow-nnapi-cpu", action="store_true",
-                   help="TFLite's library default: do not use nnapi-reference")
+    add_client_arguments(p)
     p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
                    help="set an emulated Android property (repeatable)")
+    p.add_argument("--fallback-only", "--fallback_only", dest="fallback_only",
+                   action="store_true",
+                   help="show only the nodes not on an accelerator (TFLite CPU or "
+                        "nnapi-reference), the costliest on the board's CPU first")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output format (default: text)")
 
 
 def run(args, out) -> int:
     from nnsim.errors import ModelFileError
-    from nnsim.explain import explain, format_text
-    from nnsim.tflite.delegate import DelegateError, NnApiDelegate
+    from nnsim.explain import explain, format_text, to_json
+    from nnsim.tflite.delegate import DelegateError
     from nnsim.tflite.reader import read_model
     apply_board(args.board, args.device)
     if args.android_sdk:
@@ -51,15 +54,12 @@ def run(args, out) -> int:
     except ModelFileError as e:
         raise RunError(f"{args.model}: {e.what}" + (f" at {e.where}" if e.where else "")) \
             from None
-    opts = {"disallow_nnapi_cpu": args.disallow_nnapi_cpu}
-    if args.accelerator_name:
-        opts["accelerator_name"] = args.accelerator_name
     try:
-        ex = explain(model, NnApiDelegate(**opts), name)
+        ex = explain(model, client_delegate(args), name)
     except DelegateError as e:
         raise RunError(str(e)) from None
     if args.format == "json":
-        print(json.dumps(ex.to_json(), indent=2), file=out)
+        print(json.dumps(to_json(ex, args.fallback_only), indent=2), file=out)
     else:
-        print("\n".join(format_text(ex)), file=out)
+        print("\n".join(format_text(ex, args.fallback_only)), file=out)
     return 0

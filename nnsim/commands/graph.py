@@ -7,7 +7,6 @@ nnsim (inline SVG, no network, no script).
 """
 from __future__ import annotations
 
-import argparse
 import logging
 import shutil
 import subprocess
@@ -16,6 +15,7 @@ import textwrap
 from pathlib import Path
 
 import nnsim
+from nnsim.commands.client import add_client_arguments, client_delegate, devices_line, sdk_version
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
                                    install_log_handlers, load_model_bytes)
 
@@ -41,19 +41,6 @@ GRAPHVIZ_HINT = ("install Graphviz (Debian/Ubuntu: apt-get install graphviz; mac
                  "install graphviz) or write -o FILE.dot or -o FILE.html instead")
 
 
-def sdk_version(text: str) -> int:
-    """argparse type of --android_sdk."""
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects an integer SDK level such as 29, got "
-                                         f"{text!r}") from None
-    if not 1 <= value <= 99:
-        raise argparse.ArgumentTypeError(f"must be between 1 and 99 (27..34 are the NNAPI "
-                                         f"SDK levels), got {value}")
-    return value
-
-
 def add_arguments(p) -> None:
     p.add_argument("model", help="the .tflite model")
     p.add_argument("-o", "--output", required=True, metavar="FILE",
@@ -62,13 +49,12 @@ def add_arguments(p) -> None:
     p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
     p.add_argument("--device", action="append", metavar="NAME",
                    help="keep only this NNAPI device of the board (repeatable)")
-    p.add_argument("--disallow-nnapi-cpu", action="store_true",
-                   help="TFLite's library default: do not hand operations to nnapi-reference")
     p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
                    help="set an emulated Android property (repeatable; see 'nnsim props')")
     p.add_argument("--android_sdk", "--android-sdk", dest="android_sdk", type=sdk_version,
                    metavar="N", help="emulated Android SDK level the delegate sees (default: "
                                      "the board's ro.build.version.sdk)")
+    add_client_arguments(p)
 
 
 def quiet_logs(vlog: bool = False) -> None:
@@ -103,22 +89,29 @@ def check_model(data: bytes, display: str) -> None:
 
 
 def delegated_interpreter(data: bytes, display: str, delegates, *, num_threads=None,
-                          tolerate_cpu=False):
+                          tolerate_cpu=False, prepare_kernels=True):
     """An allocated Interpreter with ``delegates``; model errors become RunError.
     ``tolerate_cpu``: a node without a CPU kernel is not an error (nothing is run)."""
     from nnsim.errors import ModelFileError
     from nnsim.tflite import Interpreter
-    from nnsim.tflite.builtins._base import UnsupportedOperatorError
+    from nnsim.limits import TensorTooLargeError
+    from nnsim.tflite.builtins._base import BuiltinError, UnsupportedOperatorError
     interp = None
     try:
-        interp = Interpreter(model_content=data, experimental_delegates=list(delegates or ()),
-                             num_threads=num_threads)
+        # applied as benchmark_model / an app applies them: a failed delegate restores the
+        # plan (delegation_error) instead of raising as the LiteRT constructor would
+        interp = Interpreter(model_content=data, num_threads=num_threads)
+        interp.prepare_kernels = prepare_kernels
+        for delegate in delegates or ():
+            interp.modify_graph_with_delegate(delegate)
         interp.allocate_tensors()
     except ModelFileError as e:
         raise RunError(f"{display}: {e.what}" + (f" at {e.where}" if e.where else "")) from None
     except UnsupportedOperatorError as e:
         if not (tolerate_cpu and interp is not None):
             raise RunError(f"{display}: {e}") from None
+    except (BuiltinError, TensorTooLargeError) as e:   # shapes the graph cannot satisfy
+        raise RunError(f"{display}: {e}") from None
     return interp
 
 
@@ -134,28 +127,50 @@ def run(args, out) -> int:
     board = setup_board(args)
     quiet_logs()
     from nnsim.graphviz import build_view, to_dot, to_html
-    from nnsim.runtime.devices import get_device_manager
-    from nnsim.tflite import NnApiDelegate
     display, data = load_model_bytes(args.model)
     check_model(data, args.model)
-    options = {"disallow_nnapi_cpu": args.disallow_nnapi_cpu}
-    if args.android_sdk is not None:
-        options["android_sdk_version"] = args.android_sdk
-    delegate = NnApiDelegate(**options)
-    interp = delegated_interpreter(data, args.model, [delegate], tolerate_cpu=True)
+    extra = {} if args.android_sdk is None else {"android_sdk_version": args.android_sdk}
+    delegate = client_delegate(args, **extra)
+    # nothing is run: no CPU kernel plan is built (packed filters, buffers)
+    interp = delegated_interpreter(data, args.model, [delegate], tolerate_cpu=True,
+                                   prepare_kernels=False)
     if interp.delegation_error:
         print(f"nnsim: warning: the NNAPI delegate failed ({interp.delegation_error}); every "
               f"node is drawn on the TFLite CPU", file=sys.stderr)
     result = interp.delegation
-    devices = [d.name for d in get_device_manager().get_devices()]
-    title = f"{display} on {board.name} ({', '.join(devices)})"
-    view = build_view(interp.model, result, title, devices)
+    devices = [name for name, reason in delegate.candidate_devices() if reason is None]
+    title = f"{display} on {board.name} ({devices_line(delegate, args)})"
+    shapes = prepared_shapes(interp)
+    view = build_view(interp.model, result, title, devices, shapes,
+                      explain_placement(interp, delegate, shapes))
     _write(args.output, ext, view, to_dot, to_html, out)
     if args.output != "-":
         counts = ", ".join(f"{k} {v}" for k, v in view.counts.items())
         print(f"wrote {args.output}: {display}, {len(view.nodes)} nodes; "
               f"{view.summary}; {counts}", file=out)
     return 0
+
+
+def prepared_shapes(interp) -> dict:
+    """tensor index -> shape after Prepare (a custom op's outputs are empty in the file)."""
+    return {int(d["index"]): tuple(int(x) for x in d["shape"])
+            for d in interp.get_tensor_details()}
+
+
+def explain_placement(interp, delegate, shapes):
+    """``nnsim explain``'s reasons and fixes for the placement the interpreter made (the
+    delegate is not applied again), on the model with the shapes the delegate saw."""
+    import dataclasses
+    from nnsim.explain import explain
+    model = interp.model
+    sg = model.main
+    if any(shapes.get(t.index, tuple(t.shape)) != tuple(t.shape) for t in sg.tensors):
+        tensors = tuple(dataclasses.replace(t, shape=shapes.get(t.index, tuple(t.shape)))
+                        for t in sg.tensors)
+        model = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tensors),)
+                                    + tuple(model.subgraphs[1:]))
+    return explain(model, delegate, prepared=True,
+                   delegate_error=interp.delegation_error or "")
 
 
 def _write(output: str, ext: str, view, to_dot, to_html, out) -> None:

@@ -2,15 +2,21 @@
 operation ran."""
 from __future__ import annotations
 
+import argparse
+import io
+import json
+import os
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 
 import nnsim
-from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
-                                   default_labels, fmt_ms, install_log_handlers, load_model_bytes,
-                                   read_labels)
+from nnsim.commands.client import (CLIENT_DESCRIPTION, add_client_arguments, client_delegate,
+                                   devices_line, sdk_version)
+from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops, fmt_ms,
+                                   install_log_handlers, load_model_bytes)
 from nnsim.errors import ModelFileError
 from nnsim.report import device_summary, placements
 
@@ -24,23 +30,58 @@ def add_arguments(p) -> None:
     p.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
     p.add_argument("--device", action="append", metavar="NAME",
                    help="keep only this NNAPI device of the board (repeatable)")
-    p.add_argument("--android_sdk", "--android-sdk", type=int, metavar="N",
+    p.add_argument("--android_sdk", "--android-sdk", type=sdk_version, metavar="N",
                    help="emulated Android SDK version (default: the board's)")
-    p.add_argument("--disallow-nnapi-cpu", action="store_true",
-                   help="TFLite's library default: do not hand operations to nnapi-reference")
+    add_client_arguments(p)
     p.add_argument("--setprop", action="append", metavar="KEY=VALUE",
                    help="set an emulated Android property (repeatable)")
-    p.add_argument("--input", metavar="FILE", help="input: .npy with the input's exact shape, "
-                                                   "or an image (BMP/PPM) for [1,H,W,3] inputs "
-                                                   "(default: random values; the demo's photo "
-                                                   "for the demo)")
+    p.add_argument("--input", metavar="FILE", help="input: .npy with the input's exact shape "
+                                                   "and dtype, or an image (BMP/PPM built in; "
+                                                   "JPEG/PNG with pip install 'nnsim[images]') "
+                                                   "for [1,H,W,3] or [1,3,H,W] inputs (default: "
+                                                   "random values; the demo's photo for the demo)")
+    p.add_argument("--input_quantize", "--input-quantize", action="store_true",
+                   help="quantize float input values with the input tensor's scale and zero "
+                        "point (a float .npy for a uint8/int8 input; an image normalised with "
+                        "--input_mean/--input_std)")
+    p.add_argument("--input_mean", "--input-mean", type=float, default=127.5, metavar="M",
+                   help="image preprocessing for float inputs: (pixel - M) / S (default 127.5)")
+    p.add_argument("--input_std", "--input-std", type=_positive_float, default=127.5,
+                   metavar="S", help="see --input_mean (default 127.5: values in [-1, 1])")
     p.add_argument("--labels", metavar="FILE", help="class labels, one per line")
-    p.add_argument("--output-dir", metavar="DIR", help="write every output as OUTPUT_<i>.npy")
+    p.add_argument("--output-dir", metavar="DIR", help="write every output as output_<i>.npy "
+                                                       "(and a segmentation's class mask as "
+                                                       "output_<i>_mask.png, with Pillow)")
     p.add_argument("--sysfs", action="store_true",
                    help="after the run, print the SyNAP NPU's sysfs statistics files "
                         "(inference_count, inference_time, networks, network_profile)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the random input (default 0)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the random input (default 0)")
     p.add_argument("--top", type=int, default=5, help="top-k classes to print (default 5)")
+    p.add_argument("--score_threshold", "--score-threshold", type=float, default=0.5,
+                   metavar="T", help="detections to print: score >= T (default 0.5)")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="text (default) or json: placements per node, devices, simulated "
+                        "first/steady times and the outputs, for scripts")
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
+    if not 0 <= value < 2 ** 63:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 2^63-1, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expects a number, got {text!r}") from None
+    if not value > 0 or value != value or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
 
 
 def run(args, out) -> int:
@@ -50,19 +91,36 @@ def run(args, out) -> int:
     apply_setprops(args.setprop)
     if args.vlog:
         nnsim.setprop("debug.nn.vlog", "1")
-    install_log_handlers(out)
-    from nnsim.tflite import Interpreter, NnApiDelegate
+    json_out = out if args.format == "json" else None
+    if json_out is not None:   # stdout is the JSON document only: logcat lines to stderr
+        out = io.StringIO()
+    install_log_handlers(sys.stderr if json_out is not None else out)
+    _check_output_dir(args.output_dir)   # before the inference, not after it
+    labels = _labels(args)
+    from nnsim.limits import TensorTooLargeError
+    from nnsim.tflite import Interpreter
+    from nnsim.tflite.builtins import BuiltinError
     name, data = load_model_bytes(args.model)
+    shown = args.model or name
     try:
         interp = Interpreter(model_content=data)   # parses the model: errors before any delegate
-        delegate = NnApiDelegate(disallow_nnapi_cpu=args.disallow_nnapi_cpu)
+        delegate = client_delegate(args)
         interp.modify_graph_with_delegate(delegate)
         interp.allocate_tensors()
     except ModelFileError as e:
-        raise RunError(f"{args.model or name}: {e.what}"
+        raise RunError(f"{shown}: {e.what}"
                        + (f" at {e.where}" if e.where else "")) from None
+    except (BuiltinError, TensorTooLargeError) as e:
+        raise RunError(f"{shown}: {e}") from None
     for i, detail in enumerate(interp.get_input_details()):
-        interp.set_tensor(detail["index"], _input_for(args, detail, i))
+        value = _input_for(args, detail, i)
+        try:
+            interp.set_tensor(detail["index"], value)
+        except ValueError as e:   # LiteRT's words: a dtype or shape mismatch
+            hint = ("; --input_quantize quantizes float values with the input's scale and zero "
+                    "point" if np.asarray(value).dtype.kind == "f"
+                    and np.dtype(detail["dtype"]).kind in "iu" else "")
+            raise RunError(f"--input {args.input}: {e.args[0].strip()}{hint}") from None
     start = time.perf_counter_ns()
     interp.invoke()
     host_ns = time.perf_counter_ns() - start
@@ -72,7 +130,8 @@ def run(args, out) -> int:
     if result is not None and result.kernels:
         interp.invoke()   # the steady state: what the board does after the first inference
         steady = _simulated_ns(result, interp, board)
-    _print_summary(out, name, board, interp, interp.model, result, host_ns, args)
+    reports = _print_summary(out, name, board, interp, interp.model, result, host_ns, args,
+                             delegate, labels)
     p = lambda *a: print(*a, file=out)  # noqa: E731
     if first is None:
         p(f"time: host {fmt_ms(host_ns)}")
@@ -80,16 +139,78 @@ def run(args, out) -> int:
         p(f"time: host {fmt_ms(host_ns)}; simulated on {board.name}: first inference "
           f"{fmt_ms(first)}, then {fmt_ms(steady if steady is not None else first)} per "
           f"inference")
+    from nnsim.drivers.synap_npu import compile_cache_summary   # synap-npu partitions only
+    cache_lines, cache_warnings = compile_cache_summary(result)
+    for line in cache_lines:
+        p(line)
+    for warning in cache_warnings:
+        print(f"nnsim: warning: {warning}", file=sys.stderr)
     if args.model is None:
         p("(the built-in demo: the TF-hosted uint8 MobileNet v1 0.25 224 on grace_hopper.bmp; "
           "pass a .tflite model to run your own)")
     if args.sysfs:
         _print_sysfs(out)
+    if json_out is not None:
+        print(json.dumps(_json_report(name, board, interp, result, delegate, args, host_ns,
+                                      first, steady, cache_lines, reports), indent=2),
+              file=json_out)
     return 0
+
+
+def _check_output_dir(path) -> None:
+    """--output-dir must be a writable directory, or creatable: checked before the run."""
+    if not path:
+        return
+    d = Path(path)
+    if d.exists() and not d.is_dir():
+        raise UsageError(f"--output-dir {path}: exists and is not a directory")
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise UsageError(f"--output-dir {path}: cannot create it: {e.strerror or e}") from None
+    if not os.access(d, os.W_OK | os.X_OK):
+        raise UsageError(f"--output-dir {path}: not writable")
+
+
+def _labels(args):
+    """The --labels lines (a missing file is an error), or the demo's labels for the demo."""
+    from nnsim.commands.results import read_label_file
+    if args.labels:
+        return read_label_file(args.labels)
+    if args.model is None:
+        from nnsim.tflite.demo_model import demo_labels_path
+        return read_label_file(str(demo_labels_path()))
+    return None
+
+
+def _json_report(name, board, interp, result, delegate, args, host_ns, first, steady,
+                 cache_lines, reports) -> dict:
+    ms = lambda ns: None if ns is None else round(ns / 1e6, 6)  # noqa: E731
+    places = placements(interp.model, result) if interp.model is not None else []
+    return {
+        "model": name, "board": board.name, "client": CLIENT_DESCRIPTION,
+        "devices": devices_line(delegate, args).removeprefix("devices: "),
+        "delegate": None if result is None or not result.kernels else {
+            "nodes_replaced": result.nodes_replaced, "nodes_total": result.nodes_total,
+            "partitions": len(result.kernels),
+            "feature_level": int(result.target_feature_level)},
+        "placements": [{"node": pl.node, "op": pl.op_name,
+                        "where": "TFLite CPU" if pl.partition is None else pl.where,
+                        "partition": pl.partition} for pl in places],
+        "time_ms": {"host": ms(host_ns), "simulated_first": ms(first),
+                    "simulated_steady": ms(steady if steady is not None else first)},
+        "cache": list(cache_lines),
+        "outputs": [r["json"] for r in reports],
+    }
 
 
 def _print_sysfs(out) -> None:
     from nnsim.drivers import sysfs
+    from nnsim.runtime.devices import get_device_manager
+    if not any(d.name == "synap-npu" for d in get_device_manager().drivers()):
+        print("(--sysfs: this board has no synap-npu, whose statistics the SyNAP sysfs files "
+              "hold; try --board vs680)", file=out)
+        return
     for name in sysfs.listdir():
         print(f"$ cat {sysfs.SYNAP_STATISTICS_DIR}/{name}", file=out)
         text = sysfs.read(name)
@@ -104,7 +225,8 @@ def _input_for(args, detail, index):
     if source:
         from nnsim.images import InputError, load_input
         try:
-            return load_input(source, detail)
+            return load_input(source, detail, mean=args.input_mean, std=args.input_std,
+                              quantize=args.input_quantize)
         except InputError as e:
             raise RunError(str(e)) from None
     rng = np.random.default_rng(args.seed + index)
@@ -116,56 +238,63 @@ def _input_for(args, detail, index):
     return rng.uniform(-1, 1, shape).astype(dtype)
 
 
-def _print_summary(out, name, board, interp, model, result, host_ns, args) -> None:
+def _print_summary(out, name, board, interp, model, result, host_ns, args, delegate,
+                   labels=None) -> list:
     p = lambda *a: print(*a, file=out)  # noqa: E731
     n_nodes = len(model.main.operators) if model is not None else 0
     p(f"model: {name} ({n_nodes} nodes)")
-    p(f"board: {board.name} ({board.title}); devices: "
-      f"{', '.join(d.name for d in _devices())}")
+    p(f"board: {board.name} ({board.title}); client: {CLIENT_DESCRIPTION}")
+    p(devices_line(delegate, args))
     if result is None or not result.kernels:
         p("delegate: no node delegated to NNAPI (every node on the TFLite CPU kernels)")
     else:
         p(f"delegate: {result.nodes_replaced} of {result.nodes_total} nodes to NNAPI in "
-          f"{len(result.kernels)} partition(s), feature level {result.target_feature_level}")
+          f"{len(result.kernels)} delegate partition(s), feature level "
+          f"{result.target_feature_level} (TFLite's 'yielding {result.partitions} partitions' "
+          f"also counts the runs of nodes left on its CPU)")
     if model is not None:
         places = placements(model, result)
         p("where the operations ran:")
-        for where, count in sorted(device_summary(places).items(), key=lambda kv: -kv[1]):
+        summary = sorted(device_summary(places).items(), key=lambda kv: -kv[1])
+        width = max([24] + [len(where) + 1 for where, _ in summary])
+        for where, count in summary:
             ops = {}
             for pl in places:
                 if pl.where == where:
                     ops[pl.op_name] = ops.get(pl.op_name, 0) + 1
             detail = ", ".join(f"{k} x{v}" for k, v in sorted(ops.items(), key=lambda kv: -kv[1]))
-            p(f"  {where:<24} {count:>4} node(s): {detail}")
-    for k, detail in enumerate(interp.get_output_details()):
-        value = interp.get_tensor(detail["index"])
-        p(f"output {k} '{detail['name']}': {value.dtype} {list(value.shape)}")
-        _print_topk(p, value, detail, args)
-        if args.output_dir:
-            path = Path(args.output_dir)
-            path.mkdir(parents=True, exist_ok=True)
-            np.save(path / f"output_{k}.npy", value)
+            p(f"  {where:<{width}} {count:>4} node(s): {detail}")
+        if any("nnapi-reference" in where for where, _ in summary):
+            p("  (nnapi-reference is NNAPI's own CPU implementation, not an accelerator)")
+    from nnsim.commands.results import interpret_outputs
+    reports = interpret_outputs(interp, labels, args.model, args.top, args.score_threshold)
+    for report in reports:
+        for line in report["lines"]:
+            p(line)
+    if args.output_dir:
+        _write_outputs(Path(args.output_dir), interp, reports)
+    return reports
+
+
+def _write_outputs(path: Path, interp, reports) -> None:
+    from nnsim.images import InputError, write_mask_png
+    try:
+        for k, detail in enumerate(interp.get_output_details()):
+            np.save(path / f"output_{k}.npy", interp.get_tensor(detail["index"]))
+        for r in reports:
+            if r["kind"] == "segmentation":
+                mask = path / f"output_{r['outputs'][0]}_mask.png"
+                try:
+                    write_mask_png(mask, r["class_map"])
+                except InputError as e:
+                    print(f"nnsim: warning: {e}", file=sys.stderr)
+    except OSError as e:
+        raise RunError(f"--output-dir {path}: {e.strerror or e}") from None
 
 
 def _devices():
     from nnsim.runtime.devices import get_device_manager
     return get_device_manager().get_devices()
-
-
-def _print_topk(p, value, detail, args) -> None:
-    flat = value.reshape(-1)
-    if value.ndim != 2 or value.shape[0] != 1 or flat.size < 2 or args.top <= 0:
-        return
-    scale, zp = detail.get("quantization", (0.0, 0))
-    scores = (flat.astype(np.float64) - zp) * scale if scale else flat.astype(np.float64)
-    labels = read_labels(Path(args.labels), flat.size) if args.labels else \
-        default_labels(args.model, flat.size)
-    if labels is None and args.model is None and not args.labels:
-        from nnsim.tflite.demo_model import demo_labels_path
-        labels = read_labels(demo_labels_path(), flat.size)
-    top = np.argsort(-scores, kind="stable")[:args.top]
-    items = [f"{i}{' ' + labels[i] if labels else ''} ({scores[i]:.3f})" for i in top]
-    p(f"  top-{len(top)}: " + ", ".join(items))
 
 
 def _simulated_ns(result, interp, board):

@@ -18,6 +18,12 @@ from nnsim.ops import (batch_matmul, channel_shuffle, fill, mirror_pad, pack, ra
                        tile, topk_v2)
 from nnsim.ops import grouped_conv_2d, instance_normalization, local_response_normalization
 from nnsim.ops import embedding_lookup, hashtable_lookup
+from nnsim.ops import lstm, quantized_lstm, rnn, sequence_lstm, sequence_rnn, svdf
+from nnsim.ops import qlstm
+from nnsim.ops import lsh_projection, random_multinomial
+from nnsim.ops import box_ops, detection_postprocessing, generate_proposals, heatmap_max_keypoint
+from nnsim.ops import roi_ops
+from nnsim.ops import control_flow
 from nnsim.types import OperationCode as C
 
 ALL_SPECS = (
@@ -65,18 +71,18 @@ ALL_SPECS = (
     transpose_conv_2d.SPEC,
     local_response_normalization.SPEC, instance_normalization.SPEC, grouped_conv_2d.SPEC,
     embedding_lookup.SPEC, hashtable_lookup.SPEC,
+    lstm.SPEC, rnn.SPEC, svdf.SPEC,
+    sequence_lstm.UNIDIRECTIONAL_SEQUENCE_LSTM, sequence_lstm.BIDIRECTIONAL_SEQUENCE_LSTM,
+    sequence_rnn.UNIDIRECTIONAL_SEQUENCE_RNN, sequence_rnn.BIDIRECTIONAL_SEQUENCE_RNN,
+    quantized_lstm.QUANTIZED_16BIT_LSTM, qlstm.SPEC,
+    lsh_projection.SPEC, random_multinomial.SPEC,
+    control_flow.IF, control_flow.WHILE,
+    box_ops.AXIS_ALIGNED_BBOX_TRANSFORM, box_ops.BOX_WITH_NMS_LIMIT, generate_proposals.SPEC,
+    detection_postprocessing.SPEC, heatmap_max_keypoint.SPEC, roi_ops.ROI_ALIGN,
+    roi_ops.ROI_POOLING,
 )
 
 NOT_IMPLEMENTED = frozenset({
-    C.LSH_PROJECTION,
-    C.LSTM, C.RNN, C.SVDF, C.AXIS_ALIGNED_BBOX_TRANSFORM, C.BIDIRECTIONAL_SEQUENCE_LSTM,
-    C.BIDIRECTIONAL_SEQUENCE_RNN, C.BOX_WITH_NMS_LIMIT,
-    C.DETECTION_POSTPROCESSING, C.GENERATE_PROPOSALS,
-    C.HEATMAP_MAX_KEYPOINT,
-    C.QUANTIZED_16BIT_LSTM,
-    C.RANDOM_MULTINOMIAL, C.ROI_ALIGN, C.ROI_POOLING,
-    C.UNIDIRECTIONAL_SEQUENCE_LSTM,
-    C.UNIDIRECTIONAL_SEQUENCE_RNN, C.QUANTIZED_LSTM, C.IF, C.WHILE,
     C.OEM_OPERATION,
 })
 

@@ -3,6 +3,7 @@ run order on numpy arrays. Every device, simulated NPUs included, executes throu
 """
 from __future__ import annotations
 
+import contextvars
 import dataclasses
 from typing import Sequence
 
@@ -12,10 +13,28 @@ from nnsim.errors import BadDataError, NnapiError, OpFailedError
 from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
 from nnsim.runtime import vlog
-from nnsim.types import OperandLifeTime, OperationCode
+from nnsim.types import LOOP_TIMEOUT_DEFAULT_NS, OperandLifeTime, OperationCode
 
 L = OperandLifeTime
 TAG = "CpuExecutor"
+
+# The WHILE loop timeout of the execution being computed (``setLoopTimeout``; the HAL passes it
+# with each request). A context variable, so concurrent executions in threads keep their own.
+_LOOP_TIMEOUT_NS = contextvars.ContextVar("nnsim_loop_timeout_ns",
+                                          default=LOOP_TIMEOUT_DEFAULT_NS)
+
+
+def loop_timeout_ns() -> int:
+    return _LOOP_TIMEOUT_NS.get()
+
+
+def set_loop_timeout_ns(duration_ns: int):
+    """Set the loop timeout for this thread's executions; returns a token for ``reset``."""
+    return _LOOP_TIMEOUT_NS.set(int(duration_ns))
+
+
+def reset_loop_timeout_ns(token) -> None:
+    _LOOP_TIMEOUT_NS.reset(token)
 
 
 def run_model(model, inputs: Sequence[np.ndarray | None], *,
@@ -57,6 +76,8 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
                 in_vals.append(operand.array())
             elif operand.lifetime == L.NO_VALUE:
                 in_vals.append(None)
+            elif operand.lifetime == L.SUBGRAPH:
+                in_vals.append(operand.subgraph)  # IF/WHILE read their referenced models
             else:
                 if i not in values:
                     raise OpFailedError(f"operand {i} read before it is written")

@@ -23,6 +23,7 @@ class DeviceManager:
     def __init__(self):
         self._lock = threading.RLock()
         self._drivers: list[Driver] = []
+        self._configured = False   # drivers chosen (a board, a test, a plugin) vs never set
 
     # -- configuration -------------------------------------------------------------------------
     def set_drivers(self, drivers) -> None:
@@ -32,12 +33,25 @@ class DeviceManager:
             raise ValueError(f"duplicate or reserved device names in {names}")
         with self._lock:
             self._drivers = list(drivers)
+            self._configured = True
+
+    def reset(self) -> None:
+        """Back to a process that chose no devices: no drivers, not configured."""
+        with self._lock:
+            self._drivers = []
+            self._configured = False
+
+    @property
+    def configured(self) -> bool:
+        """True once the drivers were set (``set_drivers`` / ``register_driver``)."""
+        return self._configured
 
     def register_driver(self, driver: Driver) -> None:
         with self._lock:
             if any(d.name == driver.name for d in self._drivers) or driver.name == CPU_DEVICE.name:
                 raise ValueError(f"a device named {driver.name!r} is already registered")
             self._drivers.append(driver)
+            self._configured = True
 
     def drivers(self) -> list[Driver]:
         with self._lock:

@@ -86,7 +86,7 @@ class _Argument:
         if isinstance(self.buffer, np.ndarray) and self.memory is None:
             flat = self.buffer.reshape(-1).view(np.uint8)
             flat[:data.nbytes] = data
-            if not np.shares_memory(flat, self.buffer):
+            if data.nbytes and not np.shares_memory(flat, self.buffer):  # (0 bytes share none)
                 raise BadDataError("output ndarray must be contiguous to be filled in place")
         else:
             self.raw()[:data.nbytes] = data.tobytes()
@@ -153,8 +153,8 @@ class Execution:
         if self.inputs[index] is not None and not self.reusable:
             raise BadStateError(f"{fn} called when input {index} has already been set")
         operand = self.model.operands[self.model.input_indexes[index]]
-        if buffer is not None and length is not None and length != _nbytes(buffer):
-            buffer = memoryview(_as_bytes(buffer))[:length]
+        if buffer is not None:
+            buffer = _host_buffer(fn, buffer, length, writable=False)
         self.inputs[index] = _Argument(operand, type_spec, buffer)
 
     def set_input_from_memory(self, index, type_spec, memory, offset, length) -> None:
@@ -174,6 +174,7 @@ class Execution:
         if self.outputs[index] is not None and not self.reusable:
             raise BadStateError(f"{fn} called when output {index} has already been set")
         operand = self.model.operands[self.model.output_indexes[index]]
+        buffer = _host_buffer(fn, buffer, length, writable=True)
         self.outputs[index] = _Argument(operand, type_spec, buffer, writable=True)
 
     def set_output_from_memory(self, index, type_spec, memory, offset, length) -> None:
@@ -210,7 +211,17 @@ class Execution:
         self.timeout_ns = duration_ns or None
 
     def set_loop_timeout(self, duration_ns: int) -> None:
-        self.loop_timeout_ns = min(int(duration_ns), LOOP_TIMEOUT_MAXIMUM_NS)
+        """WHILE loop limit for this execution; above the maximum (15 s) it is clamped."""
+        if self.started and not (self.reusable and self.completed):
+            raise BadStateError("ANeuralNetworksExecution_setLoopTimeout called after the "
+                                "execution has started.")
+        duration_ns = int(duration_ns)
+        if duration_ns > LOOP_TIMEOUT_MAXIMUM_NS:
+            vlog.log_warning(TAG, "ANeuralNetworksExecution_setLoopTimeout input exceeds the "
+                                  f"maximum allowed duration: {duration_ns} > "
+                                  f"{LOOP_TIMEOUT_MAXIMUM_NS}")
+            duration_ns = LOOP_TIMEOUT_MAXIMUM_NS
+        self.loop_timeout_ns = duration_ns
 
     # -- compute ---------------------------------------------------------------------------------------
     def _start(self, api: str) -> None:
@@ -248,6 +259,16 @@ class Execution:
         return event
 
     def _compute_internal(self) -> None:
+        # Devices running IF/WHILE themselves read the loop timeout (passed with each request
+        # upstream) from the CPU executor's context.
+        from nnsim.runtime.cpu_executor import reset_loop_timeout_ns, set_loop_timeout_ns
+        token = set_loop_timeout_ns(self.loop_timeout_ns)
+        try:
+            self._compute_with_plan()
+        finally:
+            reset_loop_timeout_ns(token)
+
+    def _compute_with_plan(self) -> None:
         inputs = [a.input_array() for a in self.inputs]
         plan = self.compilation.plan
         start = time.perf_counter_ns()
@@ -284,17 +305,33 @@ class Execution:
         return outputs, timing
 
     def _run_compound(self, plan, inputs):
-        env = {}
-        for k, idx in enumerate(self.model.input_indexes):
-            env[idx] = inputs[k]
+        """``ExecutionPlan::next`` loop: ExecutionSteps run on their devices; IF, WHILE and GOTO
+        steps are interpreted here (control_flow.Interpreter). Values are keyed by (source
+        model, operand)."""
         from nnsim.drivers.base import Timing
+        from nnsim.runtime.control_flow import Interpreter
+        run = Interpreter(plan, self.loop_timeout_ns, _vlog)
+        for k, idx in enumerate(self.model.input_indexes):
+            run.env[(0, idx)] = inputs[k]
         total = Timing(host_ns=0, device_ns=0, driver_ns=0)
-        for step in plan.steps:
+        while True:
             _vlog("looking for next StepExecutor")
+            try:
+                step = run.next_execution_step()
+            except NnapiError as e:
+                # A loop timeout in the interpreter ends the execution; other failures may
+                # still fall back to the CPU.
+                if e.result_code in (ResultCode.MISSED_DEADLINE_TRANSIENT,
+                                     ResultCode.MISSED_DEADLINE_PERSISTENT) or \
+                        not self.compilation.allows_cpu_fallback:
+                    raise
+                return self._cpu_fallback_full(inputs)
+            if step is None:
+                break
             _vlog(f"next: Step#{step.index}: execute on {step.device.name}")
             _vlog(f"StepExecutor::StepExecutor with {len(step.step_inputs)} inputs and "
                   f"{len(step.step_outputs)} outputs")
-            step_inputs = [env[src] for src, _ in step.step_inputs]
+            step_inputs = [run.value(step.key(src)) for src, _ in step.step_inputs]
             try:
                 outs, timing = step.prepared.execute(step_inputs)
                 device = step.device
@@ -313,11 +350,11 @@ class Execution:
                     return self._cpu_fallback_full(inputs)
             self.step_report.append((device.name, timing))
             for (src, _), value in zip(step.step_outputs, outs):
-                env[src] = value
+                run.env[step.key(src)] = value
             for attr in ("host_ns", "device_ns", "driver_ns"):
                 a, b = getattr(total, attr), getattr(timing, attr)
                 setattr(total, attr, None if a is None or b is None else a + b)
-        return [env[i] for i in self.model.output_indexes], total
+        return [run.value((0, i)) for i in self.model.output_indexes], total
 
     def _deliver(self, outputs) -> None:
         insufficient = False
@@ -413,11 +450,32 @@ class Burst:
             self._busy.release()
 
 
-def _nbytes(buffer) -> int:
-    return buffer.nbytes if hasattr(buffer, "nbytes") else len(buffer)
-
-
-def _as_bytes(buffer):
+def _host_buffer(fn: str, buffer, length, writable: bool):
+    """The bytes C would read or write for (pointer, length): a C-contiguous ndarray or
+    bytes-like object (writable for an output), cut to ``length`` bytes if that is smaller. A
+    non-contiguous array, a non-buffer or a ``length`` past the end is BAD_DATA here, at the
+    call, rather than a failure at compute."""
     if isinstance(buffer, np.ndarray):
-        return np.ascontiguousarray(buffer).reshape(-1).view(np.uint8)
-    return buffer
+        if not buffer.flags.c_contiguous:
+            raise BadDataError(f"{fn} passed a non-contiguous ndarray (C reads a buffer's bytes "
+                               "in order): pass np.ascontiguousarray(...)")
+        if writable and not buffer.flags.writeable:
+            raise BadDataError(f"{fn} needs a writable buffer")
+        view = None
+    else:
+        try:
+            view = memoryview(buffer)
+        except TypeError:
+            raise BadDataError(f"{fn} needs a bytes-like object or an ndarray, not "
+                               f"{type(buffer).__name__}") from None
+        if not view.c_contiguous:
+            raise BadDataError(f"{fn} passed a non-contiguous buffer")
+        if writable and view.readonly:
+            raise BadDataError(f"{fn} needs a writable buffer")
+    nbytes = buffer.nbytes if view is None else view.nbytes
+    if length is None or length == nbytes:
+        return buffer
+    if length > nbytes:
+        raise BadDataError(f"{fn} passed length {length} for a buffer of {nbytes} bytes")
+    flat = buffer.reshape(-1).view(np.uint8) if view is None else view.cast("B")
+    return memoryview(flat)[:length]

@@ -48,7 +48,7 @@ def _cpp_float(v: float) -> str:
 
 def graph_dump_lines(name: str, model) -> list[str]:
     lines = [f"// {name}", "digraph {"]
-    refs = model.referenced_models()
+    refs = model.referenced_subgraphs()  # only the main graph is drawn, as upstream
     if refs:
         lines.append(f"// NOTE: {len(refs)} subgraphs omitted")
         lines.append("// TODO(b/147661714): Add subgraph support to GraphDump")

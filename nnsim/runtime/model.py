@@ -128,15 +128,20 @@ class ModelBuilder:
         operand.lifetime = L.CONSTANT_REFERENCE
 
     def set_operand_value_from_model(self, index: int, model: "ModelBuilder") -> None:
+        """Upstream order of checks: state, then the value model (finished: BAD_STATE; invalid:
+        BAD_STATE), then the index. The operand type is not checked here: a non-MODEL operand
+        with a SUBGRAPH value fails Model_finish (type and lifetime must go together)."""
         fn = "ANeuralNetworksModel_setOperandValueFromModel"
-        self._check_modifiable(fn)
-        operand = self._check_index(fn, index)
         if model is None:
             raise UnexpectedNullError(f"{fn} passed a nullptr")
-        if not model.finished or model.invalid:
-            raise BadStateError(f"{fn} value model must be finished and valid")
-        if operand.type != OperandType.MODEL:
-            raise BadDataError(f"{fn} setting operand {index} that is not of type MODEL")
+        vlog.vlog(vlog.MODEL, TAG, f"setOperandValueFromModel for operand {index} model "
+                                   f"0x{id(model):x}")
+        self._check_modifiable(fn)
+        if not model.finished:
+            raise BadStateError(f"{fn} value model must be finished")
+        if model.invalid:
+            raise BadStateError(f"{fn} value model is invalid")
+        operand = self._check_index(fn, index)
         operand.subgraph, operand.lifetime, operand.value = model, L.SUBGRAPH, None
 
     def set_operand_symm_per_channel_quant_params(self, index: int,
@@ -218,7 +223,9 @@ class ModelBuilder:
         except NnapiError as e:
             self.invalid = True
             vlog.log_error(TAG, f"{fn} called on invalid model: {e}")
-            raise BadDataError(f"{fn} called on invalid model: {e}") from None
+            err = BadDataError(f"{fn} called on invalid model: {e}")
+            err.logged = True  # logged once, here, under ModelBuilder's tag as upstream
+            raise err from None
         if self.feature_level > self.runtime_feature_level:
             self.invalid = True
             raise BadDataError(f"{fn} called on a model that is newer what is allowed")
@@ -254,6 +261,8 @@ class ModelBuilder:
         level = FL1
         for idx, operand in enumerate(self.operands):
             level = max(level, validate_operand_finish(idx, operand))
+            if operand.lifetime == L.SUBGRAPH:
+                level = max(level, operand.subgraph.feature_level)
         if self.relax_float32_to_float16:
             level = max(level, 28)  # relaxed computation arrived in NNAPI 1.1
         for idx, op in enumerate(self.operations):
@@ -314,7 +323,24 @@ class ModelBuilder:
         return any(op.type == OperationCode.OEM_OPERATION for op in self.operations)
 
     def referenced_models(self) -> list["ModelBuilder"]:
+        """The models this model's SUBGRAPH operands reference directly, in operand order."""
         return [o.subgraph for o in self.operands if o.lifetime == L.SUBGRAPH]
+
+    def referenced_subgraphs(self) -> list["ModelBuilder"]:
+        """``Model::referenced`` of the canonical model (``ModelMaker``): every model reachable
+        through SUBGRAPH operands, depth first, one entry per reference (a model referenced
+        twice appears twice, as upstream's b/147875885 notes)."""
+        out = []
+
+        def walk(model):
+            for ref in model.referenced_models():
+                out.append(ref)
+                walk(ref)
+        walk(self)
+        return out
+
+    def has_control_flow(self) -> bool:
+        return any(op.type in (OperationCode.IF, OperationCode.WHILE) for op in self.operations)
 
 
 def unknown_input_counts(operands, operations) -> tuple[list, dict]:

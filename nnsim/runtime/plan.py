@@ -15,6 +15,10 @@ import numpy as np
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
 from nnsim.runtime import vlog
 from nnsim.runtime.cache import DeviceCache, cache_file_paths, derive_token_simple, derive_token_step
+from nnsim.runtime.control_flow import (CONTROL_FLOW, IF_COND, IF_ELSE, IF_FIRST_INPUT, IF_THEN,
+                                        WHILE_BODY, WHILE_COND, WHILE_FIRST_INPUT, GotoStep,
+                                        IfStep, WhileStep, control_flow_performance,
+                                        has_operand_of_unknown_size, referenced_model)
 from nnsim.runtime.devices import DeviceManager
 from nnsim.runtime.model import ModelBuilder, unknown_input_counts
 from nnsim.runtime.operand import OperandTypeSpec
@@ -35,11 +39,14 @@ def op_label(model, index: int) -> str:
 
 # -- device choice ------------------------------------------------------------------------------
 def get_performance(preference: int, device, model, op_index: int) -> float:
-    """``getPerformance``: input 0's operand type selects the entry (float32 arithmetic)."""
+    """``getPerformance``: IF/WHILE add up their referenced models; otherwise input 0's
+    operand type selects the entry (float32 arithmetic)."""
+    op = model.operations[op_index]
+    if op.type in CONTROL_FLOW:
+        return control_flow_performance(preference, device, model, op_index, get_performance)
     if device is DeviceManager.cpu_device():
         return 1.0
     caps = device.capabilities()
-    op = model.operations[op_index]
 
     def apply(p):
         return p.power_usage if preference == PreferenceCode.PREFER_LOW_POWER else p.exec_time
@@ -69,24 +76,37 @@ def supported_by_device(device, model) -> list[bool]:
 
 
 def find_best_device_for_each_operation(model, devices, preference: int) -> list[int]:
+    """Device index per operation; ``len(devices)`` = the control-flow interpreter (an IF/WHILE
+    the CPU would win runs in the runtime, its referenced models partitioned in turn)."""
     can_do = [supported_by_device(d, model) for d in devices]
     cpu = DeviceManager.cpu_device()
     best_for_op = []
     for i, op in enumerate(model.operations):
         best, best_perf = -1, 0.0
-        for d_index, device in enumerate(devices):
-            if can_do[d_index][i]:
-                perf = get_performance(preference, device, model, i)
-                if best < 0 or perf < best_perf or (perf == best_perf and device is cpu):
-                    best, best_perf = d_index, perf
-            else:
-                _vlog(f"Device {device.name} can't do operation {op_label(model, i)}")
+        unknown_size = has_operand_of_unknown_size(model, i)
+        if unknown_size:
+            # Control flow with operands of unknown size: the CPU device only, as a plain op.
+            if cpu in devices and can_do[devices.index(cpu)][i]:
+                best = devices.index(cpu)
+        else:
+            for d_index, device in enumerate(devices):
+                if can_do[d_index][i]:
+                    perf = get_performance(preference, device, model, i)
+                    if best < 0 or perf < best_perf or (perf == best_perf and device is cpu):
+                        best, best_perf = d_index, perf
+                else:
+                    _vlog(f"Device {device.name} can't do operation {op_label(model, i)}")
         if best < 0:
             name = OperationCode(op.type).name
             vlog.log_error(TAG, f"No driver can do operation {name}")
             raise BadDataError(f"No driver can do operation {name}")
-        _vlog(f"ModelBuilder::findBestDeviceForEachOperation({op_label(model, i)}) = {best} "
-              f"({devices[best].name})")
+        if devices[best] is cpu and op.type in CONTROL_FLOW and not unknown_size:
+            _vlog(f"ModelBuilder::findBestDeviceForEachOperation({op_label(model, i)}) = -1 "
+                  f"(NNAPI)")
+            best = len(devices)
+        else:
+            _vlog(f"ModelBuilder::findBestDeviceForEachOperation({op_label(model, i)}) = "
+                  f"{best} ({devices[best].name})")
         best_for_op.append(best)
     return best_for_op
 
@@ -95,8 +115,10 @@ def find_best_device_for_each_operation(model, devices, preference: int) -> list
 class ExecutionStep:
     """One partition: a step model built from source operations, compiled on one device."""
 
-    def __init__(self, plan: "ExecutionPlan", index: int, device):
+    def __init__(self, plan: "ExecutionPlan", index: int, source_model_index: int, device):
         self.plan, self.index, self.device = plan, index, device
+        self.source_model_index = source_model_index
+        self.model = plan.source_models[source_model_index]
         self.step_model = ModelBuilder()
         self.operand_map: dict[int, int] = {}
         self.model_inputs: list[tuple[int, int]] = []
@@ -113,7 +135,7 @@ class ExecutionStep:
     def _add_operand(self, src: int, as_input: bool) -> int:
         if src in self.operand_map:
             return self.operand_map[src]
-        source = self.plan.model.operands[src]
+        source = self.model.operands[src]
         sm = self.step_model
         idx = sm.add_operand(OperandTypeSpec(source.type, source.dimensions, source.scale,
                                              source.zero_point))
@@ -133,7 +155,7 @@ class ExecutionStep:
             if as_input:
                 self.temps_as_inputs.append((src, idx))
             else:
-                self.plan.temporary_defining_step[src] = self.index
+                self.plan.temporary_defining_step[(self.source_model_index, src)] = self.index
         elif lt == L.SUBGRAPH_INPUT:
             self.model_inputs.append((src, idx))
         elif lt == L.SUBGRAPH_OUTPUT:
@@ -141,7 +163,7 @@ class ExecutionStep:
         return idx
 
     def add_operation(self, op_index: int) -> None:
-        model = self.plan.model
+        model = self.model
         op = model.operations[op_index]
         inputs = model.compiled_inputs[op_index] if model.compiled_inputs else op.inputs
         ins = [self._add_operand(i, True) for i in inputs]
@@ -151,6 +173,14 @@ class ExecutionStep:
 
     def record_temp_as_step_output(self, src: int) -> None:
         self.temps_as_outputs[src] = self.operand_map[src]
+
+    def key(self, src: int) -> tuple:
+        """The (source model, operand) pair of operand ``src`` of this step's source model."""
+        return (self.source_model_index, src)
+
+    def dump(self) -> None:
+        _vlog(f"Step#{self.index}: execute on {self.device.name}")
+        log_model_to_info(self.step_model)
 
     def _log_step_model(self) -> None:
         _vlog(f"ExecutionStep::finishStepModel, step {self.index}")
@@ -166,7 +196,7 @@ class ExecutionStep:
         fmt("outputs as step model inputs", self.outputs_as_inputs)
 
     def finish_step_model(self, preference: int, priority: int) -> None:
-        model = self.plan.model
+        model = self.plan.model   # relaxation follows the main model
         for src, idx in sorted(self.temps_as_outputs.items()):
             operand = self.step_model.operands[idx]
             if not operand.is_fully_specified:
@@ -188,7 +218,8 @@ class ExecutionStep:
         token = None
         if self.plan.cache_info is not None:
             token = derive_token_step(self.plan.cache_info.token,
-                                      [(MAIN_MODEL, i) for i in self.source_operations],
+                                      [(self.source_model_index, i)
+                                       for i in self.source_operations],
                                       self.device, preference, priority)
         self.prepared = compile_model(self.device, self.step_model, preference, priority,
                                       self.plan.cache_info, token)
@@ -232,8 +263,9 @@ class ExecutionPlan:
         self.kind = self.EMPTY
         self.device = None
         self.prepared = None
-        self.steps: list[ExecutionStep] = []
-        self.temporary_defining_step: dict[int, int] = {}
+        self.steps: list = []   # ExecutionStep | IfStep | WhileStep | GotoStep
+        self.source_models: list[ModelBuilder] = [model]
+        self.temporary_defining_step: dict[tuple, int] = {}
         self.cache_info = cache_info
         self.valid = False
         self.best_device_for_op: list[int] = []
@@ -245,11 +277,41 @@ class ExecutionPlan:
     def become_single_step(self, device) -> None:
         self.kind, self.device = self.SIMPLE, device
 
-    def create_new_step(self, device) -> ExecutionStep:
+    def create_new_step(self, device, source_model_index: int = MAIN_MODEL) -> ExecutionStep:
+        return self._append(ExecutionStep(self, len(self.steps), source_model_index, device))
+
+    def _append(self, step):
         self.kind = self.COMPOUND
-        step = ExecutionStep(self, len(self.steps), device)
         self.steps.append(step)
         return step
+
+    def add_source_model(self, model) -> int:
+        """``SourceModels::addModel``: every reference gets its own index, even a model
+        referenced twice."""
+        self.source_models.append(model)
+        return len(self.source_models) - 1
+
+    def execution_steps(self) -> list[ExecutionStep]:
+        return [s for s in self.steps if isinstance(s, ExecutionStep)]
+
+    def _find_temps_as_step_model_outputs(self) -> None:
+        """``findTempsAsStepModelOutputs``: a temporary defined by one step and read by a later
+        step, IF (condition, outer inputs) or WHILE (outer inputs) is an output of its step."""
+        def record(key):
+            definer = self.temporary_defining_step.get(key)
+            if definer is not None:
+                self.steps[definer].record_temp_as_step_output(key[1])
+        for step in self.steps:
+            if isinstance(step, ExecutionStep):
+                for src, _ in step.temps_as_inputs:
+                    record(step.key(src))
+            elif isinstance(step, IfStep):
+                record(step.condition)
+                for key in step.outer_inputs:
+                    record(key)
+            elif isinstance(step, WhileStep):
+                for key in step.outer_inputs:
+                    record(key)
 
     def finish(self, preference: int, priority: int) -> None:
         if self.kind == self.SIMPLE:
@@ -263,11 +325,8 @@ class ExecutionPlan:
             vlog.log_info(TAG, "ExecutionPlan::SimpleBody::finish: compilation finished "
                                f"successfully on {self.device.name}")
         elif self.kind == self.COMPOUND:
-            for step in self.steps:
-                for src, _ in step.temps_as_inputs:
-                    definer = self.temporary_defining_step[src]
-                    self.steps[definer].record_temp_as_step_output(src)
-            for step in self.steps:
+            self._find_temps_as_step_model_outputs()
+            for step in self.execution_steps():
                 try:
                     step.finish_step_model(preference, priority)
                 except NnapiError:
@@ -282,8 +341,10 @@ class ExecutionPlan:
             _vlog(f"SIMPLE for {self.device.name}")
         elif self.kind == self.COMPOUND:
             for step in self.steps:
-                _vlog(f"Step#{step.index}: execute on {step.device.name}")
-                log_model_to_info(step.step_model)
+                if isinstance(step, ExecutionStep):
+                    step.dump()
+                else:
+                    _vlog(str(step))
         else:
             _vlog("EMPTY")
 
@@ -291,10 +352,11 @@ class ExecutionPlan:
         """Name of the device each main-model operation runs on (for reports)."""
         if self.kind == self.SIMPLE:
             return [self.device.name] * len(self.model.operations)
-        names = [""] * len(self.model.operations)
-        for step in self.steps:
-            for i in step.source_operations:
-                names[i] = step.device.name
+        names = ["NNAPI"] * len(self.model.operations)   # IF/WHILE on the interpreter
+        for step in self.execution_steps():
+            if step.source_model_index == MAIN_MODEL:
+                for i in step.source_operations:
+                    names[i] = step.device.name
         return names
 
 
@@ -315,16 +377,7 @@ def partition_the_work(model: ModelBuilder, devices, preference: int, priority: 
     """``ModelBuilder::partitionTheWork``; raises BadDataError when no device can do an op."""
     plan = ExecutionPlan(model, cache_info)
     plan.devices = list(devices)
-    _vlog(f"ModelBuilder::partitionTheWork: sourceModelIndex = {MAIN_MODEL}, deviceCount = "
-          f"{len(devices)}, operationCount = {len(model.operations)}")
-    best = find_best_device_for_each_operation(model, devices, preference)
-    plan.best_device_for_op = best
-    if len(set(best)) == 1:
-        d = best[0]
-        _vlog(f"ModelBuilder::partitionTheWork: only one best device: {d} = {devices[d].name}")
-        plan.become_single_step(devices[d])
-    else:
-        _partition_compound(plan, model, devices, best)
+    _partition_internal(plan, MAIN_MODEL, list(devices), preference)
     plan.finish(preference, priority)
     if vlog.vlog_is_on(vlog.COMPILATION):
         _vlog("ModelBuilder::partitionTheWork: source model: ")
@@ -333,11 +386,34 @@ def partition_the_work(model: ModelBuilder, devices, preference: int, priority: 
     return plan
 
 
-def _partition_compound(plan, model, devices, best) -> None:
+def _partition_internal(plan, source_index: int, devices, preference: int) -> None:
+    """``partitionTheWorkInternal`` for one source model (the main model, or a model an IF or
+    WHILE references, partitioned into the same flat list of steps)."""
+    model = plan.source_models[source_index]
+    _vlog(f"ModelBuilder::partitionTheWork: sourceModelIndex = {source_index}, deviceCount = "
+          f"{len(devices)}, operationCount = {len(model.operations)}")
+    best = find_best_device_for_each_operation(model, devices, preference)
+    interpreter = len(devices)
+    if source_index == MAIN_MODEL:
+        plan.best_device_for_op = best
+        # The shortcut is for the main model only (the plan is flat), and not when the one
+        # choice is the control-flow interpreter.
+        if len(set(best)) == 1 and best[0] != interpreter:
+            d = best[0]
+            _vlog(f"ModelBuilder::partitionTheWork: only one best device: {d} = "
+                  f"{devices[d].name}")
+            plan.become_single_step(devices[d])
+            return
+    _partition_compound(plan, source_index, devices, best, preference)
+
+
+def _partition_compound(plan, source_index, devices, best, preference) -> None:
+    model = plan.source_models[source_index]
     queues = [deque() for _ in range(len(devices) + 1)]  # + control-flow interpreter queue
+    interpreter = len(devices)
 
     def name_of(d):
-        if d == len(devices):
+        if d == interpreter:
             return "NNAPI"
         return devices[d].name if 0 <= d < len(devices) else "{unknown}"
 
@@ -364,9 +440,66 @@ def _partition_compound(plan, model, devices, best) -> None:
         _vlog(f"findNextDeviceToProcess: {d} ({name_of(d)})")
         if d < 0:
             break
-        step = plan.create_new_step(devices[d])
         queue = queues[d]
+        step = plan.create_new_step(devices[d], source_index) if d != interpreter else None
         while queue:
             op_index = queue.popleft()
-            step.add_operation(op_index)
+            if step is not None:
+                step.add_operation(op_index)
+            else:
+                _add_control_flow(plan, source_index, op_index, devices, preference)
             mark_processed(op_index)
+
+
+def _add_control_flow(plan, source_index, op_index, devices, preference) -> None:
+    """Emit the interpreter's steps for one IF or WHILE (layout of ExecutionPlan.cpp):
+
+    IF:    i: if then=i+1 else=j+1 | then-model steps | j: goto k | else-model steps | k: ...
+    WHILE: i: while cond=i+1 body=j+1 exit=k+1 | cond steps | j: goto i | body steps |
+           k: goto i | ...
+    """
+    model = plan.source_models[source_index]
+    op = model.operations[op_index]
+
+    def key(o):
+        return (source_index, o)
+
+    def io(index, ref, inputs):
+        return [(index, o) for o in (ref.input_indexes if inputs else ref.output_indexes)]
+
+    if op.type == OperationCode.IF:
+        then_model = referenced_model(model, op, IF_THEN)
+        else_model = referenced_model(model, op, IF_ELSE)
+        then_index, else_index = plan.add_source_model(then_model), \
+            plan.add_source_model(else_model)
+        step = plan._append(IfStep(len(plan.steps), condition=key(op.inputs[IF_COND])))
+        step.then_step = len(plan.steps)
+        _partition_internal(plan, then_index, devices, preference)
+        after_then = plan._append(GotoStep(len(plan.steps)))
+        step.else_step = len(plan.steps)
+        _partition_internal(plan, else_index, devices, preference)
+        after_then.goto_step = len(plan.steps)
+        step.outer_inputs = [key(o) for o in op.inputs[IF_FIRST_INPUT:]]
+        step.outer_outputs = [key(o) for o in op.outputs]
+        step.then_inputs, step.then_outputs = io(then_index, then_model, True), \
+            io(then_index, then_model, False)
+        step.else_inputs, step.else_outputs = io(else_index, else_model, True), \
+            io(else_index, else_model, False)
+        return
+    cond_model = referenced_model(model, op, WHILE_COND)
+    body_model = referenced_model(model, op, WHILE_BODY)
+    cond_index, body_index = plan.add_source_model(cond_model), plan.add_source_model(body_model)
+    step = plan._append(WhileStep(len(plan.steps)))
+    step.cond_step = len(plan.steps)
+    _partition_internal(plan, cond_index, devices, preference)
+    plan._append(GotoStep(len(plan.steps), goto_step=step.index))
+    step.body_step = len(plan.steps)
+    _partition_internal(plan, body_index, devices, preference)
+    plan._append(GotoStep(len(plan.steps), goto_step=step.index))
+    step.exit_step = len(plan.steps)
+    step.outer_inputs = [key(o) for o in op.inputs[WHILE_FIRST_INPUT:]]
+    step.outer_outputs = [key(o) for o in op.outputs]
+    step.cond_inputs = io(cond_index, cond_model, True)
+    step.cond_output = io(cond_index, cond_model, False)[0]
+    step.body_inputs = io(body_index, body_model, True)
+    step.body_outputs = io(body_index, body_model, False)

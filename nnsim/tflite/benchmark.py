@@ -18,7 +18,8 @@ import numpy as np
 
 import nnsim
 from nnsim.tflite import tflog
-from nnsim.tflite.benchmark_flags import BY_NAME, FLAGS, PREFERENCES, PRIORITIES
+from nnsim.tflite.benchmark_flags import FLAGS, NOT_LOGGED, PREFERENCES, PRIORITIES
+from nnsim.tflite.benchmark_progress import Progress
 from nnsim.tflite.stats import NodeStats, Stat, cpp_double, profile_report
 
 
@@ -45,9 +46,17 @@ def _fmt_value(flag, value) -> str:
     return str(value)
 
 
+# After the memory lines, which describe the process running them: here the Python emulator,
+# not the board (the upstream lines stay intact for the parsers that read them).
+MEMORY_NOTE = ("nnsim: the memory figures above measure this host's emulator process "
+               "(Python), not the simulated board.")
+
+
 class Benchmark:
-    def __init__(self, values: dict, given: set, out=None, err=None):
+    def __init__(self, values: dict, given: set, out=None, err=None, unconsumed=(),
+                 unmodelled=()):
         self.v, self.given = values, given
+        self.unconsumed, self.unmodelled = list(unconsumed), list(unmodelled)
         self.out, self.err = out or sys.stdout, err or sys.stderr
         self.simulated = values["timing"] == "simulated"
         self.board = None
@@ -65,7 +74,7 @@ class Benchmark:
         for flag in FLAGS:
             always = flag.name in ("graph", "signature_to_run_for")
             if always or self.v["verbose"] or flag.name in self.given:
-                if flag.name == "verbose":
+                if flag.name == "verbose" or flag.name in NOT_LOGGED:
                     continue
                 self.info(f"{flag.description}: [{_fmt_value(flag, self.v[flag.name])}]")
 
@@ -119,34 +128,36 @@ class Benchmark:
             return int(round(sum(items))), items
         return int(sum(p.host_ns for p in interp.last_profile) / 1000), items
 
-    def _run_loop(self, interp, min_runs, min_secs, max_secs, stat, per_item, progress) -> None:
+    def _run_loop(self, interp, min_runs, min_secs, max_secs, stat, per_item, label) -> None:
+        """benchmark_model's run loop on the reported clock (module docstring); progress on
+        stderr once it has taken a while (off with --quiet)."""
         v = self.v
         self.info(f"Running benchmark for at least {min_runs} iterations and at least "
                   f"{cpp_double(min_secs)} seconds but terminate if exceeding "
                   f"{cpp_double(max_secs)} seconds.")
         clock_us, run = 0.0, 0
-        wall_start = time.monotonic()
-        show = progress and self.err.isatty()
-        while (run < min_runs or clock_us < min_secs * 1e6) and clock_us <= max_secs * 1e6:
-            if v["dry_run"]:
-                break
-            us, items = self._invoke(interp)
-            stat.update(us)
-            if per_item is not None:
-                per_item.append(items)
-            clock_us += us
-            run += 1
-            delay = 1.0 / v["run_frequency"] if v["run_frequency"] > 0 else v["run_delay"]
-            if delay > 0:
-                if self.simulated:
-                    clock_us += delay * 1e6   # the board idles between runs
-                else:
-                    time.sleep(delay)
-            if show and time.monotonic() - wall_start > 1.0:
-                done = min(run / max(min_runs, 1), 1.0)
-                print(f"\r[{'#' * int(done * 30):<30}] run {run}", end="", file=self.err)
-        if show and time.monotonic() - wall_start > 1.0:
-            print("\r" + " " * 48 + "\r", end="", file=self.err)
+        clock = "simulated" if self.simulated else "host"
+        progress = Progress(label, min_runs, min_secs, max_secs, clock, self.err,
+                            enabled=not v["quiet"])
+        try:
+            while (run < min_runs or clock_us < min_secs * 1e6) and clock_us <= max_secs * 1e6:
+                if v["dry_run"]:
+                    break
+                us, items = self._invoke(interp)
+                stat.update(us)
+                if per_item is not None:
+                    per_item.append(items)
+                clock_us += us
+                run += 1
+                delay = 1.0 / v["run_frequency"] if v["run_frequency"] > 0 else v["run_delay"]
+                if delay > 0:
+                    if self.simulated:
+                        clock_us += delay * 1e6   # the board idles between runs
+                    else:
+                        time.sleep(delay)
+                progress.update(run, clock_us / 1e6)
+        finally:
+            progress.close()
         self.info(str(stat))
         self.info()
 
@@ -155,6 +166,11 @@ class Benchmark:
         from nnsim.commands.common import apply_board, install_log_handlers
         v = self.v
         self.info("STARTING!")
+        if self.unconsumed:   # BenchmarkModel::ParseFlags, a tool WARN (stdout)
+            print(f"WARN: Unconsumed cmdline flags: {' '.join(self.unconsumed)}", file=self.out)
+        if self.unmodelled:
+            print(f"nnsim: warning: benchmark_model flags nnsim does not model, ignored: "
+                  f"{' '.join(self.unmodelled)}", file=self.err)
         self._log_params()
         if not v["graph"]:
             self.error("Please specify the name of your TF Lite input file with --graph")
@@ -180,6 +196,9 @@ class Benchmark:
         except OSError as e:
             self.error(f"Could not open '{v['graph']}': {e.strerror}")
             raise BenchmarkFailed("model") from None
+        if not data:   # LiteRT's Interpreter refuses empty content before parsing it
+            self.error(f"Failed to load model {v['graph']}: the file is empty (0 bytes)")
+            raise BenchmarkFailed("model")
         self.info(f"Loaded model {v['graph']}")
         if v["list_signatures"] or v["signature_to_run_for"]:
             from nnsim.errors import ModelFileError
@@ -219,6 +238,7 @@ class Benchmark:
             if v["use_nnapi"]:  # created after the interpreter, as benchmark_model does
                 delegates.append(NnApiDelegate(**self._delegate_options()))
                 interp.modify_graph_with_delegate(delegates[0])
+                self.info(f"nnsim: client: benchmark_model; {delegates[0].devices_text()}")
             t0 = time.perf_counter_ns()
             interp.allocate_tensors()
             t_alloc = time.perf_counter_ns() - t0
@@ -235,10 +255,10 @@ class Benchmark:
         self._set_inputs(interp)
         warm, regular = Stat(), Stat()
         self._run_loop(interp, v["warmup_runs"], v["warmup_min_secs"], v["max_secs"], warm,
-                       None, progress=False)
+                       None, "warmup")
         per_item: list = []
         self._run_loop(interp, v["num_runs"], v["min_secs"], v["max_secs"], regular, per_item,
-                       progress=True)
+                       "benchmark")
         init_us = int(init_ns / 1000)
         first = warm.first if warm.count else 0
         self.info(f"Inference timings in us: Init: {init_us}, First inference: {first}, "
@@ -255,6 +275,7 @@ class Benchmark:
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
             self.info(f"Overall peak memory footprint (MB) via periodic monitoring: "
                       f"{cpp_double(peak)}")
+        self.info(MEMORY_NOTE)
         if v["enable_op_profiling"]:
             modify_ns = delegates[0].prepare_ns if delegates else 0
             self._profiling(interp, per_item, regular, modify_ns, max(t_alloc - modify_ns, 0))

@@ -18,13 +18,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from nnsim.drivers.boards import ensure_board
 from nnsim.errors import NnapiError
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Execution
 from nnsim.runtime.properties import getprop_int, register_property, runtime_feature_level
 from nnsim.tflite import tflog
-from nnsim.tflite.convert.builder import ConvertError, is_sparse_weight_node
+from nnsim.tflite.convert.builder import (ConvertError, UnwrittenOutputError,
+                                          is_sparse_weight_node)
 from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
                                     partition_graph_into_independent_node_subsets)
 from nnsim.types import ResultCode
@@ -39,6 +41,14 @@ register_property(SDK_PROPERTY, "31", "Emulated Android SDK version (27..31+): w
 
 class DelegateError(Exception):
     """Applying the delegate failed (the interpreter restores the original plan)."""
+
+
+class _PartitionRefused(Exception):
+    """A partition nnsim keeps on the CPU (``UnwrittenOutputError``): its nodes, and why."""
+
+    def __init__(self, nodes, reason: str):
+        super().__init__(reason)
+        self.nodes, self.reason = set(nodes), reason
 
 
 @dataclass
@@ -172,6 +182,7 @@ class NnApiDelegate:
         self.target_devices: list = []
         self.result: DelegationResult | None = None
         self.prepare_ns = 0
+        ensure_board()   # a script that chose no board meets $NNSIM_BOARD or imx8mp
         tflog.log(logging.INFO, "Created TensorFlow Lite delegate for NNAPI.", once=True)
 
     @property
@@ -198,6 +209,37 @@ class NnApiDelegate:
                               android_sdk_version=self.sdk, allow_fp16=self.options.allow_fp16)
         return build_nnapi_model(model, subgraph_index, list(nodes), list(inputs), list(outputs),
                                  opts)
+
+    def candidate_devices(self) -> list[tuple[str, str | None]]:
+        """The devices this delegate may hand operations to, as ``(name, None)``, and the
+        others with the reason they are not candidates ``(name, reason)``, in the
+        DeviceManager's order; devices ``debug.nn.enabled-devices`` hides are not listed."""
+        devices = get_device_manager().get_devices()
+        if self.sdk < MIN_SDK_NNAPI:
+            return [(d.name, f"Android SDK {self.sdk} < 27 has no NNAPI") for d in devices]
+        if not self._should_use_target_devices():
+            # the runtime chooses among every device (createCompilation without a device list)
+            return [(d.name, None) for d in devices]
+        name = self.options.accelerator_name
+        if name is not None:
+            return [(d.name, None if d.name == name else f"accelerator_name={name}")
+                    for d in devices]
+        return [(d.name, "disallow_nnapi_cpu" if d.name == NNAPI_CPU else None)
+                for d in devices]
+
+    def devices_text(self, named=()) -> str:
+        """``devices: vsi-npu, nnapi-reference (excluded: disallow_nnapi_cpu)``: every device
+        of the board, each excluded one with the reason; ``named``: the devices a
+        ``--device`` flag kept (the others are reported as excluded by it)."""
+        listed = self.candidate_devices()
+        shown = {name for name, _ in listed}
+        parts = [f"{d.name} (excluded: --device)" for d in get_device_manager().drivers()
+                 if d.name not in shown]   # hidden by debug.nn.enabled-devices
+        for name, reason in listed:
+            if named and name not in named:
+                reason = "--device"
+            parts.append(name if reason is None else f"{name} (excluded: {reason})")
+        return "devices: " + ", ".join(parts)
 
     # -- DoPrepare ---------------------------------------------------------------------------------
     def prepare(self, model, subgraph_index: int = 0) -> DelegationResult | None:
@@ -259,8 +301,17 @@ class NnApiDelegate:
         self._save_cached_nodes(model, nodes_to_delegate)
         if not nodes_to_delegate:
             return self._result(plan, [], 0, len(plan), 1, decisions, target_fl)
-        return self._replace_node_subsets(model, subgraph_index, plan, nodes_to_delegate,
-                                          decisions, target_fl, prebuilt)
+        while True:
+            try:
+                return self._replace_node_subsets(model, subgraph_index, plan,
+                                                  nodes_to_delegate, decisions, target_fl,
+                                                  prebuilt)
+            except _PartitionRefused as refused:   # nnsim: on the CPU rather than unwritten
+                for n in refused.nodes:
+                    decisions[n].device_refusal = refused.reason
+                nodes_to_delegate = [n for n in nodes_to_delegate if n not in refused.nodes]
+                if not nodes_to_delegate:
+                    return self._result(plan, [], 0, len(plan), 1, decisions, target_fl)
 
     def _get_target_devices(self, all_devices) -> list:
         name = self.options.accelerator_name
@@ -305,6 +356,10 @@ class NnApiDelegate:
             try:
                 converted = self._convert(model, subgraph_index, part.nodes,
                                           part.input_tensors, part.output_tensors, target_fl)
+            except UnwrittenOutputError as e:
+                for n in part.nodes:   # nnsim: on the CPU rather than unwritten (3.7)
+                    decisions[n].device_refusal = str(e)
+                continue
             except (NnapiError, ConvertError) as e:
                 # BuildGraph failed (e.g. an operation NNAPI's validation refuses): DoPrepare
                 # fails and the interpreter restores its plan (6.3)
@@ -357,7 +412,10 @@ class NnApiDelegate:
                 decisions[n].delegated = True
         try:
             for kernel in kernels:
-                kernel.init(target_fl)
+                try:
+                    kernel.init(target_fl)
+                except UnwrittenOutputError as e:
+                    raise _PartitionRefused(kernel.nodes, str(e)) from None
                 kernel.prepare()
         except (NnapiError, DelegateError) as e:
             # the interpreter (subgraph.cc) logs "Restored original execution plan ..."

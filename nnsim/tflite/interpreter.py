@@ -32,11 +32,13 @@ from functools import partial
 
 import numpy as np
 
+from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
+from nnsim.report import placements
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.reader import read_model
-from nnsim.tflite.schema import NUMPY_DTYPES
+from nnsim.tflite.schema import NUMPY_DTYPES, TensorType
 from nnsim.tflite.sparsity import sparsity_details
 
 __all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "PlanItem", "PlanItemProfile"]
@@ -86,6 +88,13 @@ class _LineCatcher(logging.Handler):
             self.hit = True
 
 
+def _reset_variable(tensor, value) -> None:
+    """``tflite::ResetVariableTensor``: zero, or the zero point for an int8 tensor."""
+    q = tensor.quantization
+    int8 = tensor.type == TensorType.INT8 and q is not None and q.zero_points.size
+    value.fill(int(q.zero_points[0]) if int8 else 0)
+
+
 def _type_name(dtype) -> str:
     return _TYPE_NAMES.get(np.dtype(dtype).newbyteorder("="), np.dtype(dtype).name.upper())
 
@@ -119,6 +128,9 @@ class Interpreter:
             raise ValueError("Can't both provide `model_path` and `model_content`")
         tflog.log(logging.INFO, "Initialized TensorFlow Lite runtime.", once=True)
         self.num_threads = num_threads
+        # nnsim: False leaves the CPU kernels' plans (packed filters, buffers) to the first
+        # invoke, for tools that only need shapes and placements (nnsim graph)
+        self.prepare_kernels = True
         self._delegates = list(experimental_delegates or [])
         for d in self._delegates:
             if not callable(getattr(d, "prepare", None)):
@@ -141,7 +153,16 @@ class Interpreter:
         self._profile, self._profile_times = [], []
         self.last_delegate_executions: list = []
         self._signature_defs = self.get_signature_list()
+        if self._delegates:
+            self._modify_graph_with_delegates()
 
+    def _modify_graph_with_delegates(self) -> None:
+        """LiteRT applies ``experimental_delegates`` in the constructor and raises when one
+        fails (ModifyGraphWithDelegate's error, after the ERROR lines on stderr); nnsim does
+        the same (the delegate's Prepare needs the node shapes: one allocation here)."""
+        self.allocate_tensors()
+        if self.delegation_error is not None:
+            raise RuntimeError(f"{self.delegation_error}\n{_RESTORED}")
     # -- model ----------------------------------------------------------------------------
     @property
     def model(self):
@@ -178,6 +199,9 @@ class Interpreter:
             self._builtins[index] = builtin
             if not ok:
                 self._dynamic.add(index)
+            elif self.prepare_kernels and hasattr(builtin, "_ensure_plan"):
+                # TFLite's Prepare: the CPU kernel's plan (packed filter, buffers) now
+                builtin._ensure_plan(self._shapes[self._sg.operators[index].inputs[0]])
         self._steps_plan = None   # invoke resolves the plan again
         self._bound = None
         self._values = {}
@@ -188,6 +212,13 @@ class Interpreter:
             t = self._sg.tensors[i]
             if t.data is None:
                 self._values[i] = np.zeros(self._shape_or_file(i), numpy_dtype(t.type))
+        # Variable tensors (the LSTM/RNN/SVDF states) start as AllocateTensors'
+        # ResetVariableTensors leaves them; their builtins update them in place.
+        for t in self._sg.tensors:
+            if t.is_variable and t.data is None:
+                self._values[t.index] = np.zeros(self._shape_or_file(t.index),
+                                                 numpy_dtype(t.type))
+                _reset_variable(t, self._values[t.index])
         self._allocated = True
 
     def _shape_or_file(self, i):
@@ -201,6 +232,9 @@ class Interpreter:
         for i, s in self._input_shapes.items():
             shapes[i] = s
         prepared = {}
+        limit = max_tensor_bytes()
+        for i in sg.inputs:   # sizes are checked before anything of that size is allocated
+            self._check_size(i, shapes[i], limit)
         for n, op in enumerate(sg.operators):
             builtin = self._builtin(n)
             if isinstance(builtin, UnsupportedOperatorError):
@@ -210,12 +244,35 @@ class Interpreter:
             if any(s is None for i, s in zip(op.inputs, in_shapes) if i >= 0):
                 out_shapes = [None] * len(op.outputs)
             else:
-                out_shapes = builtin.prepare(in_shapes)
+                try:
+                    out_shapes = builtin.prepare(in_shapes)
+                except MemoryError as e:   # a kernel buffer numpy could not reserve
+                    if isinstance(e, TensorTooLargeError):
+                        raise builtin.error(str(e)) from None
+                    raise builtin.error(f"out of memory preparing the kernel: {e}") from None
             for o, s in zip(op.outputs, out_shapes):
                 if o >= 0:
                     shapes[o] = None if s is None else tuple(int(d) for d in s)
+                    self._check_size(o, shapes[o], limit)
             prepared[n] = (builtin, all(s is not None for s in out_shapes))
+        total = sum(self._tensor_bytes(t.index, shapes[t.index]) for t in sg.tensors
+                    if t.data is None and shapes[t.index] is not None)
+        check_bytes("the model's non-constant tensors together", total, limit)
         return shapes, prepared
+
+    def _tensor_bytes(self, i, shape) -> int:
+        try:
+            dtype = numpy_dtype(self._sg.tensors[i].type)
+        except TypeError:   # strings, resources: no dense buffer
+            return 0
+        return shape_bytes(shape, dtype)
+
+    def _check_size(self, i, shape, limit) -> None:
+        """TensorTooLargeError naming the tensor when its buffer would exceed the limit."""
+        if shape is not None and self._sg.tensors[i].data is None:
+            t = self._sg.tensors[i]
+            check_bytes(f"tensor {i} '{t.name}' {list(shape)} {t.type.name}",
+                        self._tensor_bytes(i, shape), limit)
 
     def _builtin(self, n):
         """The node's builtin (created once: constants are packed once), or the error."""
@@ -459,7 +516,7 @@ class Interpreter:
         (steps, graph input buffers the binding relies on, calls); invoke checks the input
         buffers are still the same objects."""
         values = self._values
-        fixed = {t.index for t in self._sg.tensors if t.data is not None}
+        fixed = {t.index for t in self._sg.tensors if t.data is not None or t.is_variable}
         inputs = [(i, values.get(i)) for i in self._sg.inputs if i not in fixed]
         fixed.update(i for i, _ in inputs)
         calls, replaced = [], set()
@@ -560,12 +617,12 @@ class Interpreter:
         return items
 
     def node_placement(self) -> dict:
-        """TFLite node index -> "cpu" or the index of the delegate kernel that runs it."""
-        placement = {}
-        for item in self.plan_items():
-            for n in item.nodes:
-                placement[n] = "cpu" if item.kind == "node" else item.index
-        return placement
+        """TFLite node index -> where it runs: ``"cpu"`` for TFLite's CPU kernels, else the
+        NNAPI device the runtime chose for the node's NNAPI operations (``"vsi-npu"``,
+        ``"nnapi-reference"``; ``"nnapi-reference+vsi-npu"`` when the delegate lowered the
+        node into operations that landed on two devices)."""
+        return {p.node: "cpu" if p.partition is None else p.where
+                for p in placements(self._model, self.delegation)}
 
     def _get_op_details(self, op_index):
         n_ops = len(self._sg.operators)
@@ -609,7 +666,11 @@ class Interpreter:
         return SignatureRunner(interpreter=self, signature_key=signature_key)
 
     def reset_all_variables(self):
-        """No-op: nnsim's builtins have no variable tensors."""
+        """Set every variable tensor (recurrent states) back to zero, in place."""
+        for t in self._sg.tensors:
+            value = self._values.get(t.index)
+            if t.is_variable and value is not None:
+                _reset_variable(t, value)
 
     def __repr__(self):
         return (f"<nnsim.tflite.Interpreter {self._model.path!r}: "

@@ -435,6 +435,104 @@ class BucketizeOptions:
     options_type: ClassVar[BuiltinOptions]
 
 
+# -- control flow: the subgraphs IF / WHILE / CALL_ONCE run (indices into Model.subgraphs) ----
+@_register(BuiltinOptions.IfOptions)
+@dataclass(frozen=True)
+class IfOptions:
+    then_subgraph_index: int = _f(0, "i", 0)
+    else_subgraph_index: int = _f(1, "i", 0)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.WhileOptions)
+@dataclass(frozen=True)
+class WhileOptions:
+    cond_subgraph_index: int = _f(0, "i", 0)
+    body_subgraph_index: int = _f(1, "i", 0)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.CallOnceOptions)
+@dataclass(frozen=True)
+class CallOnceOptions:
+    init_subgraph_index: int = _f(0, "i", 0)
+    options_type: ClassVar[BuiltinOptions]
+
+
+# -- recurrent operators (LSTM, RNN, SVDF) ------------------------------------------------------
+@_register(BuiltinOptions.LSTMOptions)
+@dataclass(frozen=True)
+class LSTMOptions:
+    """LSTM. ``kernel_type``: LSTMKernelType (0 FULL, 1 BASIC)."""
+
+    fused_activation_function: Act = _f(0, "b", Act.NONE)
+    cell_clip: float = _f(1, "f", 0.0)
+    proj_clip: float = _f(2, "f", 0.0)
+    kernel_type: int = _f(3, "b", 0)
+    asymmetric_quantize_inputs: bool = _f(4, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.UnidirectionalSequenceLSTMOptions)
+@dataclass(frozen=True)
+class UnidirectionalSequenceLSTMOptions:
+    fused_activation_function: Act = _f(0, "b", Act.NONE)
+    cell_clip: float = _f(1, "f", 0.0)
+    proj_clip: float = _f(2, "f", 0.0)
+    time_major: bool = _f(3, "?", False)
+    asymmetric_quantize_inputs: bool = _f(4, "?", False)
+    diagonal_recurrent_tensors: bool = _f(5, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.BidirectionalSequenceLSTMOptions)
+@dataclass(frozen=True)
+class BidirectionalSequenceLSTMOptions:
+    fused_activation_function: Act = _f(0, "b", Act.NONE)
+    cell_clip: float = _f(1, "f", 0.0)
+    proj_clip: float = _f(2, "f", 0.0)
+    merge_outputs: bool = _f(3, "?", False)
+    time_major: bool = _f(4, "?", True)
+    asymmetric_quantize_inputs: bool = _f(5, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.RNNOptions)
+@dataclass(frozen=True)
+class RNNOptions:
+    fused_activation_function: Act = _f(0, "b", Act.NONE)
+    asymmetric_quantize_inputs: bool = _f(1, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.SequenceRNNOptions)
+@dataclass(frozen=True)
+class SequenceRNNOptions:
+    time_major: bool = _f(0, "?", False)
+    fused_activation_function: Act = _f(1, "b", Act.NONE)
+    asymmetric_quantize_inputs: bool = _f(2, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.BidirectionalSequenceRNNOptions)
+@dataclass(frozen=True)
+class BidirectionalSequenceRNNOptions:
+    time_major: bool = _f(0, "?", False)
+    fused_activation_function: Act = _f(1, "b", Act.NONE)
+    merge_outputs: bool = _f(2, "?", False)
+    asymmetric_quantize_inputs: bool = _f(3, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
+@_register(BuiltinOptions.SVDFOptions)
+@dataclass(frozen=True)
+class SVDFOptions:
+    rank: int = _f(0, "i", 0)
+    fused_activation_function: Act = _f(1, "b", Act.NONE)
+    asymmetric_quantize_inputs: bool = _f(2, "?", False)
+    options_type: ClassVar[BuiltinOptions]
+
+
 @dataclass(frozen=True)
 class _NoFields:
     """Base of the options tables that have no fields: only the union tag is stored."""
@@ -500,6 +598,10 @@ SegmentSumOptions = _no_fields("SegmentSumOptions")
 DynamicUpdateSliceOptions = _no_fields("DynamicUpdateSliceOptions")
 NonMaxSuppressionV4Options = _no_fields("NonMaxSuppressionV4Options")
 NonMaxSuppressionV5Options = _no_fields("NonMaxSuppressionV5Options")
+UnsortedSegmentProdOptions = _no_fields("UnsortedSegmentProdOptions")
+UnsortedSegmentMaxOptions = _no_fields("UnsortedSegmentMaxOptions")
+UnsortedSegmentMinOptions = _no_fields("UnsortedSegmentMinOptions")
+UnsortedSegmentSumOptions = _no_fields("UnsortedSegmentSumOptions")
 
 
 def _read_field(table: Table, spec: FieldSpec):

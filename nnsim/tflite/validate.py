@@ -15,9 +15,10 @@ int (27..31, then 1000006+ for FL6..FL8, 2.1). Helper quirks kept on purpose (5.
 
 Ops of the 5.2 table are implemented, plus the few simple upstream ops that
 ``nnsim.tflite.convert`` can also map (FLOOR, SIN, COS, NEG, logical ops, LRN, FILL, ...).
-Everything else, CUSTOM ops included, fails with kUnsupportedOperator. The recurrent ops
-(LSTM, RNN, SVDF, sequence ops, LSH_PROJECTION), which upstream validates and maps but nnsim
-does not convert, are refused the same way, so that nothing accepted here fails to convert.
+The recurrent builtins (LSTM, RNN, SVDF, the sequence ops) are validated in
+``validate_recurrent``. Everything else, CUSTOM ops included, fails with kUnsupportedOperator
+(LSH_PROJECTION, which upstream validates and maps but nnsim does not convert, is refused the
+same way, so that nothing accepted here fails to convert).
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ import numpy as np
 from nnsim.tflite.schema import ActivationFunctionType as Act
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.validate_recurrent import RECURRENT_RULES, recurrent_is_hybrid
 
 __all__ = [
     "NNAPIValidationFailureType", "ValidationFailure", "validate_node", "is_node_supported",
@@ -86,7 +88,10 @@ def legacy_quant_params(tensor) -> tuple[float, int]:
 
 
 def is_hybrid_operator(subgraph, op) -> bool:
-    """IsHybridOperator (3.1): CONV_2D / FULLY_CONNECTED, float32 input, quantized weights."""
+    """IsHybridOperator (3.1): CONV_2D / FULLY_CONNECTED, float32 input, quantized weights;
+    the recurrent builtins in ``validate_recurrent.recurrent_is_hybrid``."""
+    if op.builtin in RECURRENT_RULES:
+        return recurrent_is_hybrid(subgraph, op)
     if op.builtin not in (B.CONV_2D, B.FULLY_CONNECTED) or len(op.inputs) < 2:
         return False
     x, w = op.inputs[0], op.inputs[1]
@@ -770,6 +775,7 @@ RULES = {
     B.REDUCE_PROD: _reduce_sum_prod, B.SUM: _reduce_sum_prod, B.ELU: _elu, B.FILL: _fill,
     B.PACK: _pack, B.UNPACK: _unpack, B.SQUARED_DIFFERENCE: _squared_difference,
     B.BATCH_MATMUL: _batch_matmul, B.MIRROR_PAD: _mirror_pad, B.REVERSE_V2: _reverse_v2,
+    **RECURRENT_RULES,
 }
 
 

@@ -329,7 +329,7 @@ def _signature(b: flatbuffers.Builder, sig: SignatureDef) -> int:
 
 
 class ModelWriter:
-    """Build a one-subgraph model step by step, then ``finish()`` it to bytes.
+    """Build a model step by step, then ``finish()`` it to bytes.
 
     >>> w = ModelWriter()
     >>> x = w.add_tensor("x", (1, 4), TensorType.FLOAT32)
@@ -340,6 +340,11 @@ class ModelWriter:
 
     Indices returned by ``add_*`` are the file's indices (``SoftmaxOptions`` comes from
     ``nnsim.tflite.options``). Misuse raises ValueError.
+
+    Further subgraphs (the branches and loop bodies IF / WHILE / CALL_ONCE name by index):
+    ``add_subgraph(name)`` appends one and makes it current, ``use_subgraph(i)`` switches;
+    tensors, operators, inputs and outputs go to the current subgraph, buffers and operator
+    codes are the model's.
     """
 
     def __init__(self, description: str = "nnsim ModelWriter", subgraph_name: str = "main"):
@@ -353,6 +358,30 @@ class ModelWriter:
         self._signatures: list[SignatureDef] = []
         self._metadata: dict[str, bytes] = {}
         self._metadata_buffers: dict[str, int] = {}
+        self._subgraphs: list[list] = [[subgraph_name, self._tensors, self._operators, (), ()]]
+        self._current = 0
+
+    def add_subgraph(self, name: str) -> int:
+        """Append an empty subgraph, make it the current one and return its index."""
+        self._subgraphs.append([name, [], [], (), ()])
+        self.use_subgraph(len(self._subgraphs) - 1)
+        return self._current
+
+    def use_subgraph(self, index: int) -> None:
+        """Make subgraph ``index`` the one later ``add_tensor`` / ``add_operator`` /
+        ``set_inputs`` / ``set_outputs`` calls build."""
+        if not 0 <= index < len(self._subgraphs):
+            raise ValueError(f"subgraph index {index} out of range "
+                             f"({len(self._subgraphs)} subgraphs)")
+        self._park()
+        self._current = index
+        _, self._tensors, self._operators, self._inputs, self._outputs = self._subgraphs[index]
+
+    def _park(self) -> None:
+        """Store the current subgraph's inputs and outputs (the lists are shared)."""
+        state = self._subgraphs[self._current]
+        state[0] = self.subgraph_name if self._current == 0 else state[0]
+        state[3], state[4] = self._inputs, self._outputs
 
     def add_buffer(self, data: np.ndarray | bytes | None) -> int:
         """Append a buffer (little-endian bytes of ``data``); None or empty reuses buffer 0."""
@@ -445,10 +474,11 @@ class ModelWriter:
     def to_model(self) -> TfliteModel:
         """The model built so far, as reader dataclasses."""
         codes = tuple(OperatorCode(*key) for key in self._codes)
-        subgraph = Subgraph(self.subgraph_name, tuple(self._tensors), tuple(self._operators),
-                            self._inputs, self._outputs)
+        self._park()
+        subgraphs = tuple(Subgraph(name, tuple(tensors), tuple(operators), inputs, outputs)
+                          for name, tensors, operators, inputs, outputs in self._subgraphs)
         return TfliteModel(version=SCHEMA_VERSION, description=self.description,
-                           subgraphs=(subgraph,), buffers=tuple(self._buffers),
+                           subgraphs=subgraphs, buffers=tuple(self._buffers),
                            operator_codes=codes, signatures=tuple(self._signatures),
                            metadata=dict(self._metadata),
                            metadata_buffers=dict(self._metadata_buffers))

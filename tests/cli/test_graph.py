@@ -357,3 +357,107 @@ def test_cli_errors(tmp_path):
     assert "Traceback" not in proc.stderr
     proc = run_cli("graph", need(SMALL), "-o", tmp_path / "x.svg", env={"PATH": ""})
     assert proc.returncode == 1 and "apt-get install graphviz" in proc.stderr
+
+
+# -- issue 12 item 7 (review D9): why, attributes, real shapes, split nodes, partition table -------
+SSD = SHARED / "models" / "coco_ssd_mobilenet_v1_1.0_quant_2018_06_29_no_metadata.tflite"
+TF2 = SHARED / "models" / "tf2_mobilenet_v2_1.0_224_ptq.tflite"
+
+
+def _tooltip(dot: str, node: int) -> str:
+    m = re.search(rf'^\s*n{node} \[.* tooltip="((?:[^"\\]|\\.)*)"\]$', dot, re.M)
+    assert m, f"n{node} has no tooltip"
+    return m.group(1).replace("\\n", "\n")
+
+
+def _row(page: str, node: int) -> str:
+    start = page.index(f'<tr id="node-{node}">')
+    return page[start:page.index("</tr>", start)]
+
+
+def test_dot_tooltips_say_why_and_show_attributes(deeplab_dot):
+    pool = _tooltip(deeplab_dot, 61)
+    assert "attributes: window=33x33, strides=1x1, padding=VALID, activation=NONE" in pool
+    assert "why: refused by the TFLite NNAPI delegate: kUnsupportedOperandSize" in pool
+    assert "fix: name the accelerator" in pool
+    resize = _tooltip(deeplab_dot, 64)
+    assert "align_corners=True" in resize and "kUnsupportedOperandValue" in resize
+    add = _tooltip(deeplab_dot, 9)                            # blocked on vsi-npu by the list
+    assert "why: vsi-npu: not supported: reject op because it blocked by debug blacklist" in add
+    assert "NN_DBG_OP_BLK_LIST" in add
+    conv = _tooltip(deeplab_dot, 0)
+    assert re.search(r"in t\d+ '[^']*' uint8 1x513x513x3 scale=0\.0078125 zp=128", conv), conv
+    assert "strides=2x2" in conv and "activation=RELU6" in conv
+
+
+def test_html_nodes_table_has_reasons_and_attributes(tmp_path, blocklist):
+    out = tmp_path / "deeplab.html"
+    rc, _, err = run_inprocess(graph_cmd, deeplab_args(out, blocklist))
+    assert rc == 0, err
+    page = out.read_text()
+    row = _row(page, 71)
+    assert "output_type=INT64" in row and "kUnsupportedOutputType" in row
+    assert "output_type=tf.int32" in row
+    row = _row(page, 61)
+    assert "window=33x33" in row and "Large filter window" in row
+    title = page[page.index("<title>node 61: AVERAGE_POOL_2D"):]
+    title = title[:title.index("</title>")]
+    assert "window=33x33" in title and "kUnsupportedOperandSize" in title
+    assert '<a href="#node-71">71 ARG_MAX</a>' in page        # jump to the fallback nodes
+
+
+def test_partition_table_lists_only_non_constant_inputs(tmp_path, blocklist):
+    from nnsim.tflite.reader import read_model
+    out = tmp_path / "deeplab.html"
+    rc, _, err = run_inprocess(graph_cmd, deeplab_args(out, blocklist))
+    assert rc == 0, err
+    page = out.read_text()
+    table = page[page.index("<h2>Delegate partitions"):page.index("<h2>Nodes")]
+    rows = re.findall(r"<tr><td>(\d+)</td>(.*?)</tr>", table)
+    assert [int(k) for k, _ in rows] == [0, 1, 2]
+    sg = read_model(need(DEEPLAB).read_bytes()).main
+    cells = re.findall(r"<td>(.*?)</td>", rows[0][1])
+    inputs = cells[4]          # after delegate node, nodes, node ids, devices
+    ids = [int(i) for i in re.findall(r"\bt(\d+)\b", inputs)]
+    assert ids and all(sg.tensors[i].data is None for i in ids)
+    m = re.search(r"\+ (\d+) constants", inputs)
+    assert m and int(m.group(1)) > 50                          # weights, counted not listed
+    assert cells[2] == "0-60, 62"                              # node ids as ranges
+
+
+def test_ssd_postprocess_outputs_have_real_shapes(tmp_path):
+    out = tmp_path / "ssd.dot"
+    rc, _, err = run_inprocess(graph_cmd, [need(SSD), "-o", out])
+    assert rc == 0, err
+    dot = out.read_text()
+    assert "scalar" not in dot
+    tip = _tooltip(dot, 63)
+    for k, shape in ((167, "1x10x4"), (168, "1x10"), (169, "1x10"), (170, "1")):
+        assert re.search(rf"out t{k} '[^']*' float32 {shape}$", tip, re.M), (k, tip)
+    assert "max_detections=10" in tip and "num_classes=90" in tip
+    assert "kUnsupportedOperator" in tip
+    out = tmp_path / "ssd.html"
+    rc, _, err = run_inprocess(graph_cmd, [need(SSD), "-o", out])
+    assert rc == 0, err
+    page = out.read_text()
+    assert "output[0] float32 1x10x4" in page and "output[3] float32 1<" in page
+    assert "scalar" not in page
+
+
+def test_split_node_counted_once_in_the_legend(tmp_path):
+    out = tmp_path / "tf2.dot"
+    rc, stdout, err = run_inprocess(graph_cmd, [need(TF2), "-o", out])
+    assert rc == 0, err
+    g = parse_dot(out.read_text())
+    legend = g["legend"]
+    assert legend["nnapi-reference+vsi-npu"][1] == 1
+    assert sum(count for _, count in legend.values()) == len(g["nodes"]) == 68
+    for n, node in g["nodes"].items():                        # each node under its own entry
+        assert node["fill"] == legend[node["where"]][0], f"n{n}"
+    for where, (_, count) in legend.items():
+        assert count == sum(1 for node in g["nodes"].values() if node["where"] == where)
+    assert "nnapi-reference+vsi-npu 1" in stdout
+    page_out = tmp_path / "tf2.html"
+    rc, _, err = run_inprocess(graph_cmd, [need(TF2), "-o", page_out])
+    assert rc == 0, err
+    assert "nnapi-reference+vsi-npu: 1 node(s)</li>" in page_out.read_text()

@@ -92,3 +92,16 @@ def test_cli_props_env_source():
     assert proc.returncode == 2 and proc.stderr.startswith("nnsim: error:")
     proc = run_cli("props", "--help")
     assert proc.returncode == 0 and "examples:" in proc.stdout
+
+
+def test_setprop_values_the_runtime_would_ignore_are_warned_about():
+    """D12: debug.nn.partition=banana and an invalid enabled-devices regex are read as their
+    defaults by the runtime (as Android's property readers do): the CLI says so."""
+    from .cliutil import nnsim
+    r = nnsim("devices", "--setprop", "debug.nn.partition=banana",
+              "--setprop", "debug.nn.enabled-devices=[", "--setprop", "debug.nn.cpuonly=1")
+    assert r.returncode == 0, r.stderr
+    warnings = [line for line in r.stderr.splitlines() if line.startswith("nnsim: warning:")]
+    assert len(warnings) == 2
+    assert "debug.nn.partition=banana: not one of 0, 1, 2" in warnings[0]
+    assert "debug.nn.enabled-devices=[: not a regular expression" in warnings[1]

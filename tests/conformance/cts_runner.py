@@ -113,13 +113,19 @@ def _dtype(type_name: str) -> np.dtype:
 
 
 def _array(operand: dict) -> np.ndarray:
+    if operand["data"] is None:   # a zero-sized tensor's value: no elements
+        return np.zeros(operand["dimensions"], _dtype(operand["type"]))
     data = np.asarray(operand["data"], dtype=_dtype(operand["type"]))
     dims = operand["dimensions"]
     return data.reshape(dims) if dims and int(np.prod(dims)) == data.size else data
 
 
-def _build(model: dict):
-    g = model["main"]
+def _build(model: dict, g: dict | None = None, built: dict | None = None):
+    """Build subgraph ``g`` (the main one by default). A SUBGRAPH operand's ``data`` holds the
+    index of a ``referenced`` subgraph, built (and finished) once on first use, as the AOSP
+    harness's createModelFromSubgraph does."""
+    g = model["main"] if g is None else g
+    built = {} if built is None else built
     code, m = nn.ANeuralNetworksModel_create()
     _check(code, "ANeuralNetworksModel_create")
     for idx, o in enumerate(g["operands"]):
@@ -136,6 +142,12 @@ def _build(model: dict):
                    f"setOperandValue {idx}")
         elif o["lifetime"] == "NO_VALUE":
             _check(nn.ANeuralNetworksModel_setOperandValue(m, idx, None), f"omit operand {idx}")
+        elif o["lifetime"] == "SUBGRAPH":
+            ref = int(np.asarray(o["data"]).reshape(-1)[0])
+            if ref not in built:
+                built[ref] = _build(model, model["referenced"][ref], built)
+            _check(nn.ANeuralNetworksModel_setOperandValueFromModel(m, idx, built[ref]),
+                   f"setOperandValueFromModel {idx}")
     for k, op in enumerate(g["operations"]):
         _check(nn.ANeuralNetworksModel_addOperation(m, getattr(nn, "ANEURALNETWORKS_" +
                                                                op["type"]),
@@ -144,7 +156,7 @@ def _build(model: dict):
     _check(nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, g["input_indexes"],
                                                             g["output_indexes"]),
            "identifyInputsAndOutputs")
-    if model["is_relaxed"]:
+    if model["is_relaxed"] and g is model["main"]:  # the harness relaxes the main model only
         _check(nn.ANeuralNetworksModel_relaxComputationFloat32toFloat16(m, True),
                "relaxComputationFloat32toFloat16")
     _check(nn.ANeuralNetworksModel_finish(m), "ANeuralNetworksModel_finish")
@@ -187,8 +199,39 @@ def _tolerance(model: dict, type_name: str) -> tuple[float, float]:
     return 1.0, 0.0  # TENSOR_INT32, TENSOR_QUANT16_*
 
 
+def compare_multinomial(model: dict, outputs: list[np.ndarray], tolerance: float) -> str | None:
+    """AOSP TestHarness ``expectMultinomialDistributionWithinTolerance`` for the single
+    RANDOM_MULTINOMIAL models: every class index is in range and, per batch, the fraction of
+    the samples that drew each class is within ``tolerance`` of its softmax probability.
+
+    AOSP pools the counts of all batches and reads the logits of batch ``b`` at
+    ``batch_size * b``; for the conformance models (one batch) that is this per-batch check.
+    """
+    g = model["main"]
+    logits = _array(g["operands"][g["input_indexes"][0]]).astype(np.float64)
+    batch, classes = logits.shape
+    samples = np.asarray(outputs[0]).reshape(batch, -1).astype(np.int64)
+    if samples.size and (samples.min() < 0 or samples.max() >= classes):
+        return f"output 0: class index out of [0, {classes}): {samples.min()}..{samples.max()}"
+    for b in range(batch):
+        want = np.exp(logits[b]) / np.exp(logits[b]).sum()
+        freq = np.bincount(samples[b], minlength=classes) / max(samples.shape[1], 1)
+        bad = np.abs(freq - want) > tolerance
+        if bad.any():
+            k = int(np.argmax(bad))
+            return (f"output 0, batch {b}: {int(bad.sum())} classes drawn off their probability "
+                    f"by more than {tolerance:g}; first class {k}: drawn {freq[k]:g}, "
+                    f"probability {want[k]:g}")
+    return None
+
+
 def compare(model: dict, outputs: list[np.ndarray]) -> str | None:
-    """None when every non-ignored output is within tolerance, else a description."""
+    """None when every non-ignored output is within tolerance, else a description. A model
+    with a multinomial distribution tolerance is judged by :func:`compare_multinomial` only
+    (its output is marked ignored), as AOSP's TestHarness does."""
+    tolerance = model.get("expected_multinomial_distribution_tolerance") or 0.0
+    if tolerance > 0:
+        return compare_multinomial(model, outputs, tolerance)
     g = model["main"]
     for i, (idx, got) in enumerate(zip(g["output_indexes"], outputs)):
         o = g["operands"][idx]

@@ -8,6 +8,7 @@ reference kernel, and the CPU node's private NNAPI model must not show in the bo
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nnsim import setprop
 from nnsim.drivers.boards import apply_board
@@ -53,7 +54,7 @@ def test_resize_nearest_left_on_cpu_by_vsi_npu_runs():
     np.testing.assert_array_equal(got, want)
     ip, got = _run(blob, x, [load_delegate("nnapi",
                                            options={"accelerator_name": "nnapi-reference"})])
-    assert "cpu" not in ip.node_placement().values()   # delegated to nnapi-reference
+    assert set(ip.node_placement().values()) == {"nnapi-reference"}
     np.testing.assert_array_equal(got, want)
 
 
@@ -74,8 +75,10 @@ def test_cpu_node_logs_nothing_to_logcat():
 
 def test_grouped_conv_fails_delegation_and_runs_on_the_cpu():
     """The delegate maps a grouped CONV_2D to an 8-operand GROUPED_CONV_2D (reference 4), which
-    NNAPI's validation refuses at addOperation: DoPrepare fails, the plan is restored, and the
-    node runs on TFLite's CPU kernel (grouped convolution), matching LiteRT."""
+    NNAPI's validation refuses at addOperation: DoPrepare fails. LiteRT's Python Interpreter
+    then raises (ModifyGraphWithDelegate's error); applied as benchmark_model does
+    (ModifyGraphWithDelegate after construction, failure not fatal), the plan is restored and
+    the node runs on TFLite's CPU kernel (grouped convolution), matching LiteRT."""
     from nnsim.tflite.schema import Padding
     rng = np.random.default_rng(1)
     w = T((4, 3, 3, 2), np.float32, None, rng.standard_normal((4, 3, 3, 2)).astype(np.float32))
@@ -84,7 +87,14 @@ def test_grouped_conv_fails_delegation_and_runs_on_the_cpu():
                  O.Conv2DOptions(padding=Padding.SAME, stride_w=1, stride_h=1))
     apply_board("imx8mp")
     x = rng.standard_normal((1, 5, 5, 4)).astype(np.float32)
-    ip, got = _run(blob, x, [load_delegate("nnapi")])
+    with pytest.raises(RuntimeError, match="GROUPED_CONV_2D"):
+        Interpreter(model_content=blob, experimental_delegates=[load_delegate("nnapi")])
+    ip = Interpreter(model_content=blob)
+    ip.modify_graph_with_delegate(load_delegate("nnapi"))
+    ip.allocate_tensors()
+    ip.set_tensor(ip.get_input_details()[0]["index"], x)
+    ip.invoke()
+    got = ip.get_tensor(ip.get_output_details()[0]["index"])
     assert set(ip.node_placement().values()) == {"cpu"}
     assert "GROUPED_CONV_2D" in ip.delegation_error
     ref = litert.Interpreter(model_content=blob, num_threads=1,

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from nnsim.errors import ModelFileError
-from nnsim.tflite import Interpreter, NnApiDelegate, OpResolverType, load_delegate
+from nnsim.tflite import Interpreter, NnApiDelegate, OpResolverType, load_delegate, tflog
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType
 from nnsim.tflite.writer import ModelWriter
@@ -287,18 +287,28 @@ def test_foreign_delegate_objects_are_refused():
         Interpreter(model_path=model("hello_world_float"), experimental_delegates=[object()])
 
 
+class _Records(logging.Handler):
+    def __init__(self):
+        super().__init__(1)
+        self.records = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
 def _delegated(path, **options):
     options.setdefault("accelerator_name", "nnapi-reference")
     return Interpreter(model_path=path, experimental_delegates=[load_delegate("nnapi", options)])
 
 
-def test_delegate_applied_at_allocate_and_introspection():
+def test_delegate_applied_at_construction_and_introspection():
     ip = _delegated(model("mobilenet_v1_0.25_128_quant"))
-    assert ip.delegation is None  # applied in allocate_tensors, as ModifyGraphWithDelegate
+    # applied in the constructor, as LiteRT's ModifyGraphWithDelegate
+    assert ip.delegation.nodes_replaced == 31
     ip.allocate_tensors()
     assert ip.delegation.nodes_replaced == 31
     assert [i.kind for i in ip.plan_items()] == ["delegate"]
-    assert set(ip.node_placement().values()) == {0}
+    assert set(ip.node_placement().values()) == {"nnapi-reference"}
     ops = ip._get_ops_details()
     assert len(ops) == 32 and ops[-1]["op_name"] == "DELEGATE"
     d = ip.get_input_details()[0]
@@ -319,12 +329,25 @@ def test_cpu_profile_has_one_entry_per_node():
     assert ip.delegation is None and ip.last_delegate_executions == []
 
 
-def test_failed_delegate_restores_the_plan_and_logs_once(caplog):
+def test_failed_delegate_raises_as_litert_and_logs_once(caplog, capsys):
+    """LiteRT's Interpreter raises when ModifyGraphWithDelegate fails, after the ERROR lines
+    on stderr; applied after construction (benchmark_model's order) the failure is not fatal:
+    the plan is restored."""
     path = model("hello_world_float")
-    ip = _delegated(path, accelerator_name="no-such-device")
-    with caplog.at_level(logging.INFO, logger="nnsim.tflite"):
+    with pytest.raises(RuntimeError, match="no-such-device"):
+        _delegated(path, accelerator_name="no-such-device")
+    err = capsys.readouterr().err
+    assert "ERROR: Could not find the specified NNAPI accelerator: no-such-device" in err
+    ip = Interpreter(model_path=path)
+    ip.modify_graph_with_delegate(load_delegate("nnapi",
+                                                options={"accelerator_name": "no-such-device"}))
+    handler = _Records()
+    tflog.LOGGER.addHandler(handler)
+    try:
         ip.allocate_tensors()
-    messages = [r.getMessage() for r in caplog.records]
+    finally:
+        tflog.LOGGER.removeHandler(handler)
+    messages = [r.getMessage() for r in handler.records]
     assert messages.count("Restored original execution plan after delegate application "
                           "failure.") == 1
     assert any("Could not find the specified NNAPI accelerator: no-such-device" in m
@@ -385,3 +408,24 @@ def test_litert_script_runs_unchanged():
     for (top_a, a), (top_b, b) in zip(ours[0], theirs[0]):
         assert top_a == top_b
         np.testing.assert_array_equal(a, b)
+
+
+def test_kernel_plans_are_built_at_allocate_or_deferred_for_shape_only_tools():
+    """TFLite's Prepare packs filters and allocates buffers at allocate_tensors; `nnsim graph`
+    (prepare_kernels=False) only needs shapes and builds no plan until an invoke."""
+    path = model("mobilenet_v1_0.25_128_quant")
+    ip = Interpreter(model_path=path)
+    ip.allocate_tensors()
+    assert ip._builtins[0].plan is not None          # node 0: CONV_2D
+    lazy = Interpreter(model_path=path)
+    lazy.prepare_kernels = False
+    lazy.allocate_tensors()
+    weighted = [b for b in lazy._builtins.values() if hasattr(b, "_ensure_plan")]
+    assert len(weighted) == 28 and all(b.plan is None for b in weighted)   # CONV / DEPTHWISE
+    lazy.set_tensor(0, np.full((1, 128, 128, 3), 100, np.uint8))
+    ip.set_tensor(0, np.full((1, 128, 128, 3), 100, np.uint8))
+    lazy.invoke()
+    ip.invoke()
+    np.testing.assert_array_equal(lazy.get_tensor(lazy.get_output_details()[0]["index"]),
+                                  ip.get_tensor(ip.get_output_details()[0]["index"]))
+    assert lazy._builtins[0].plan is not None        # built at the first invoke

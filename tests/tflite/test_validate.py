@@ -301,7 +301,8 @@ def test_tanh_and_hard_swish():
     assert failures(g.model(), fl=27) == []
 
 
-@pytest.mark.parametrize("builtin", [B.SQUARE, B.GELU, B.BROADCAST_TO, B.LSTM, B.RNN])
+@pytest.mark.parametrize("builtin", [B.SQUARE, B.GELU, B.BROADCAST_TO,
+                                     B.BIDIRECTIONAL_SEQUENCE_RNN])
 def test_ops_without_mapping_are_unsupported_operators(builtin):
     g = Graph()
     x, y = g.t((1, 4)), g.t((1, 4))

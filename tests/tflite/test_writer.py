@@ -207,13 +207,15 @@ def test_raw_options_round_trip():
     w = ModelWriter()
     x = w.add_tensor("x", (2,), TensorType.FLOAT32)
     w.add_operator(Op.ABS, [x], [x], RawOptions("AbsOptions", BuiltinOptions.AbsOptions))
-    w.add_operator(Op.LSTM, [x], [x], RawOptions("LSTMOptions", BuiltinOptions.LSTMOptions))
+    w.add_operator(Op.SKIP_GRAM, [x], [x],
+                   RawOptions("SkipGramOptions", BuiltinOptions.SkipGramOptions))
     ops = read_model(w.finish()).main.operators
     assert type(ops[0].options).__name__ == "AbsOptions"  # described: a no-field class
-    assert ops[1].options == RawOptions("LSTMOptions", int(BuiltinOptions.LSTMOptions), False)
-    w.add_operator(Op.LSTM, [x], [x], RawOptions("LSTMOptions", BuiltinOptions.LSTMOptions,
-                                                 has_fields=True))
-    with pytest.raises(ValueError, match="LSTMOptions"):
+    assert ops[1].options == RawOptions("SkipGramOptions", int(BuiltinOptions.SkipGramOptions),
+                                        False)
+    w.add_operator(Op.SKIP_GRAM, [x], [x],
+                   RawOptions("SkipGramOptions", BuiltinOptions.SkipGramOptions, has_fields=True))
+    with pytest.raises(ValueError, match="SkipGramOptions"):
         w.finish()
 
 

@@ -72,11 +72,11 @@ def test_defaults_are_schema_defaults():
 
 def test_unknown_table_with_fields_is_raw():
     b = flatbuffers.Builder(0)
-    tflite.LSTMOptionsStart(b)
-    tflite.LSTMOptionsAddCellClip(b, 1.5)
-    b.Finish(tflite.LSTMOptionsEnd(b))
+    tflite.SkipGramOptionsStart(b)
+    tflite.SkipGramOptionsAddNgramSize(b, 3)
+    b.Finish(tflite.SkipGramOptionsEnd(b))
     buf = bytes(b.Output())
     table = Table(buf, int(np.frombuffer(buf, "<u4", 1)[0]))
-    assert parse_options(BuiltinOptions.LSTMOptions, table) == RawOptions(
-        "LSTMOptions", int(BuiltinOptions.LSTMOptions), True)
+    assert parse_options(BuiltinOptions.SkipGramOptions, table) == RawOptions(
+        "SkipGramOptions", int(BuiltinOptions.SkipGramOptions), True)
     assert parse_options(BuiltinOptions.NONE, None) is None

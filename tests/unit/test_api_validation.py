@@ -345,7 +345,9 @@ def test_supported_operations_for_devices_in_original_order():
 
 def test_model_operand_references_a_finished_model():
     """setOperandValueFromModel (IF/WHILE bodies): the referenced model must be finished and
-    valid, and the operand must be of type MODEL (reference 1.5)."""
+    valid (BAD_STATE), the index in range (BAD_DATA); the operand type is not checked by the
+    call (ModelBuilder::setOperandValueFromModel) but a non-MODEL operand with a SUBGRAPH
+    value fails Model_finish (reference 1.5)."""
     inner = add_model(finish=False)
     _, outer = nn.ANeuralNetworksModel_create()
     nn.ANeuralNetworksModel_addOperand(outer, OT(nn.ANEURALNETWORKS_MODEL))
@@ -353,7 +355,7 @@ def test_model_operand_references_a_finished_model():
     set_ = nn.ANeuralNetworksModel_setOperandValueFromModel
     assert set_(outer, 0, inner) == BAD_STATE          # not finished yet
     assert nn.ANeuralNetworksModel_finish(inner) == OK
-    assert set_(outer, 1, inner) == BAD_DATA           # not a MODEL operand
+    assert set_(outer, 2, inner) == BAD_DATA           # no operand 2
     assert set_(outer, 0, None) == NULL
     assert set_(outer, 0, inner) == OK
     from nnsim.types import OperandLifeTime

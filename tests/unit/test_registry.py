@@ -34,8 +34,8 @@ def test_no_duplicate_registration():
 def test_lookup():
     assert registry.lookup(OperationCode.CONV_2D) is registry.REGISTRY[OperationCode.CONV_2D]
     assert registry.is_registered(OperationCode.SOFTMAX)
-    assert registry.lookup(OperationCode.LSTM) is None
-    assert not registry.is_registered(OperationCode.LSTM)
+    assert registry.lookup(OperationCode.OEM_OPERATION) is None
+    assert not registry.is_registered(OperationCode.OEM_OPERATION)
 
 
 def test_spec_functions_are_callable():

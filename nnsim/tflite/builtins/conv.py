@@ -66,23 +66,34 @@ class _Weighted(BuiltinOp):
         self.bias = node.const_input(2)
 
     def _plan(self, x_shape, prepare, **kwargs):
-        """The kernel's plan for this input shape when filter and bias are constants (TFLite
-        Prepare: multipliers, packed filter, folded bias and buffers once, not per Eval);
-        None when they are computed at run time."""
-        self.plan = self.out = self.plan_x_shape = None
+        """Record the kernel's plan for this input shape (TFLite's Prepare work: multipliers,
+        packed filter, folded bias, buffers). It is built once, at the first Eval, so a pass
+        that only needs shapes (``graph``, ``explain``, the delegate's preview of a node it
+        then takes) packs no filter and allocates no buffer."""
+        self.plan = self.out = None
+        self.plan_x_shape = tuple(x_shape)
+        self._pending = (prepare, kwargs)
+
+    def _ensure_plan(self, x_shape) -> None:
+        """Build the recorded plan when ``x_shape`` is the prepared one; none (the kernel is
+        called at each Eval) when filter or bias are computed at run time."""
+        pending, self._pending = getattr(self, "_pending", None), None
+        if pending is None or tuple(x_shape) != self.plan_x_shape:
+            return
+        prepare, kwargs = pending
         w = self.node.const_input(1)
         if w is None or (self.node.input(2) is not None and self.bias is None):
             return
         try:
-            plan, out_shape = prepare(tuple(x_shape), self.x_dtype, w, self.bias, **kwargs,
+            plan, out_shape = prepare(self.plan_x_shape, self.x_dtype, w, self.bias, **kwargs,
                                       **self.q)
         except (ValueError, TypeError):
             return  # Eval calls the kernel, which raises the same error at invoke time
         self.plan, self.out = plan, np.empty(out_shape, plan.out_dtype)
-        self.plan_x_shape = tuple(x_shape)
 
     def bind(self, inputs, outputs):
         x = inputs[0]
+        self._ensure_plan(x.shape)
         if self.plan is None or x.shape != self.plan_x_shape or not x.flags.c_contiguous \
                 or outputs[0] is not self.out:
             return None
@@ -91,6 +102,7 @@ class _Weighted(BuiltinOp):
     def _run_plan(self, x):
         """The output from the prepared plan (into the same buffer at every Eval, as TFLite's
         arena), or None when there is no plan for this input."""
+        self._ensure_plan(x.shape)
         if self.plan is None or x.shape != self.plan_x_shape:
             return None
         return self.plan.run(np.ascontiguousarray(x), self.out)

@@ -25,7 +25,7 @@ import numpy as np
 
 from nnsim.runtime.model import ModelBuilder
 from nnsim.tflite.convert import nodes as node_mapping
-from nnsim.tflite.convert.builder import ConvertError, OpBuilder
+from nnsim.tflite.convert.builder import ConvertError, OpBuilder, UnwrittenOutputError
 from nnsim.tflite.schema import TensorType as TT
 from nnsim.tflite.validate import SDK_NNAPI11
 
@@ -156,9 +156,12 @@ def build_nnapi_model(model, subgraph_index: int, node_indices, input_tensors, o
             # tensor nothing writes; nnsim refuses the partition instead (3.7: the dense
             # weights exist only as constants of the partition's CONV_2D nodes).
             n = produced_by_sparse[t]
-            raise ConvertError(f"node {n}: {sg.operators[n].name} output tensor {t} is used "
-                               f"outside its partition; its sparse weights are only added to "
-                               f"the partition's CONV_2D nodes")
+            raise UnwrittenOutputError(
+                f"node {n}: {sg.operators[n].name} output tensor {t} is used outside its "
+                f"partition; its sparse weights are only added to the partition's CONV_2D nodes")
+    for ann, t in b.state_outputs:  # written back to the state tensors after Invoke (3.6)
+        outs.append(ann)
+        model_outputs.append(t)
     b.model.identify_inputs_and_outputs(ins, outs)
     if b.sdk >= SDK_NNAPI11:
         b.model.relax_computation_float32_to_float16(bool(options.allow_fp16))

@@ -34,6 +34,12 @@ class ConvertError(BadDataError):
     """The partition cannot be expressed as an NNAPI model (upstream: ``Init`` fails)."""
 
 
+class UnwrittenOutputError(ConvertError):
+    """nnsim's refusal of a partition whose output upstream would leave unwritten (a sparse
+    weight read outside its partition): the delegate keeps those nodes on the CPU instead of
+    reading garbage, where upstream fails nothing (3.7)."""
+
+
 def _as_type(spec_type) -> T:
     return T(int(spec_type))
 
@@ -69,6 +75,8 @@ class OpBuilder:
         # constant input and of its DEQUANTIZE nodes with a non-constant float16 input
         self.densify_outputs: dict[int, int] = {}
         self.fp16_dequantize_outputs: dict[int, int] = {}
+        # AddStateFloat32Tensor outputs (RNN / SVDF / LSTM): (operand, TFLite state tensor)
+        self.state_outputs: list[tuple[int, int]] = []
         self.node = -1
 
     # -- raw operands ---------------------------------------------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from nnsim.tflite.convert import nodes
+from nnsim.tflite.convert.recurrent import RECURRENT_NNAPI
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.types import OperationCode as C
 
@@ -46,6 +47,7 @@ _MAPPED_BY_FUNCTIONS = {
     B.HARD_SWISH: (C.HARD_SWISH, C.MUL, C.ADD),   # MUL/ADD: the lowering below SDK 30
     B.PACK: (C.PACK, C.CONCATENATION),             # CONCATENATION: the lowering below FL6
     B.DENSIFY: (),                                 # no op: CONV_2D takes its dense value
+    **RECURRENT_NNAPI,                             # convert/recurrent.py
 }
 
 

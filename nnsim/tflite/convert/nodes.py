@@ -16,6 +16,7 @@ from nnsim.tflite.convert.builder import (FORCE_PER_CHANNEL, HALF_TO_FLOAT_CONVE
                                           USE_INT8_ASYMM_SIGNED, ConvertError,
                                           is_sparse_weight_node)
 from nnsim.tflite.convert.lowerings import (LOWERINGS, hard_swish_lowered, pack_lowered)
+from nnsim.tflite.convert.recurrent import RECURRENT_MAPPERS, recurrent_input
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import MirrorPadMode
 from nnsim.tflite.schema import TensorType as TT
@@ -204,6 +205,9 @@ def _add_inputs(b, op, flags, need_int8, use_signed, hybrid) -> None:
             flags |= HALF_TO_FLOAT_CONVERSION  # sticky for the later inputs
         if code == B.TRANSPOSE_CONV:
             continue  # added by the mapping: the input order differs
+        if code in RECURRENT_MAPPERS:
+            recurrent_input(b, op, pos, index, flags, hybrid)
+            continue
         if code == B.FULLY_CONNECTED and index < 0:
             continue  # omitted bias: a zero bias is added by the mapping
         if code == B.CONV_2D and pos == 1 and b.sparse_weights(index):
@@ -375,6 +379,8 @@ def _map(b, op, need_int8, use_signed) -> C:
     if code in _KEEP_DIMS_BOOL_OPS:
         b.scalar_bool(_opt(op, "keep_dims", False))
         return _KEEP_DIMS_BOOL_OPS[code]
+    if code in RECURRENT_MAPPERS:
+        return RECURRENT_MAPPERS[code](b, op, is_hybrid_operator(b.sg, op))
     return _MAPPERS[code](b, op, use_signed)
 
 
@@ -586,4 +592,5 @@ _MAPPERS = {
 
 # Every builtin this module maps (DENSIFY adds no op: CONV_2D takes its dense value, 3.7).
 CONVERTIBLE = frozenset(_PLAIN) | frozenset(_ACT_OPS) | frozenset(_POOL_OPS) | \
-    frozenset(_KEEP_DIMS_BOOL_OPS) | frozenset(_MAPPERS) | frozenset(LOWERINGS) | {B.DENSIFY}
+    frozenset(_KEEP_DIMS_BOOL_OPS) | frozenset(_MAPPERS) | frozenset(LOWERINGS) | \
+    frozenset(RECURRENT_MAPPERS) | {B.DENSIFY}
