@@ -30,8 +30,9 @@ _TABLE = {
     C.SPACE_TO_DEPTH: {3: [(2, False)]},
     C.RESIZE_BILINEAR: {4: [(3, False)], 5: [(3, False), (4, False)],
                         6: [(3, False), (4, False), (5, False)]},
-    C.RESIZE_NEAREST_NEIGHBOR: {4: [(3, False)], 5: [(3, False), (4, False)],
-                                6: [(3, False), (4, False), (5, False)]},
+    # the layout (input 3) is required here: only align_corners / half_pixel_centers go
+    # (ModelBuilder.cpp: "4 < inputCount && inputCount <= 6", getCount(4, ...))
+    C.RESIZE_NEAREST_NEIGHBOR: {5: [(4, False)], 6: [(4, False), (5, False)]},
 }
 
 # Dilation factors are removed only as a pair.

@@ -84,6 +84,11 @@ logging.getLogger("nnsim.logcat").addHandler(_ERRORS)
 _DEVICE = []
 
 
+# False: compile for nnapi-reference alone (the default); True: for every device the
+# DeviceManager lists (a board's NPUs, nnapi-reference as fallback) -- report.py --board.
+ALL_DEVICES = False
+
+
 def reference_device():
     if not _DEVICE:
         code, n = nn.ANeuralNetworks_getDeviceCount()
@@ -165,8 +170,11 @@ def _build(model: dict, g: dict | None = None, built: dict | None = None):
 
 def _execute(model: dict, m) -> list[np.ndarray]:
     g = model["main"]
-    code, comp = nn.ANeuralNetworksCompilation_createForDevices(m, [reference_device()])
-    _check(code, "ANeuralNetworksCompilation_createForDevices")
+    if ALL_DEVICES:   # every device of the board: the runtime partitions the model
+        code, comp = nn.ANeuralNetworksCompilation_create(m)
+    else:
+        code, comp = nn.ANeuralNetworksCompilation_createForDevices(m, [reference_device()])
+    _check(code, "ANeuralNetworksCompilation_create")
     _check(nn.ANeuralNetworksCompilation_finish(comp), "ANeuralNetworksCompilation_finish")
     code, ex = nn.ANeuralNetworksExecution_create(comp)
     _check(code, "ANeuralNetworksExecution_create")

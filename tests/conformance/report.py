@@ -1,7 +1,10 @@
-"""Per-operation conformance table: ``python -m tests.conformance.report [-v] [SPEC_FILTER]``.
+"""Per-operation conformance table:
+``python -m tests.conformance.report [-v] [--board B] [SPEC_FILTER]``.
 
-Runs every vector of ../shared/cts on nnapi-reference and prints, per operation, how many
-models pass, fail and use an operation nnsim does not implement; ``-v`` lists the failures.
+Runs every vector of ../shared/cts on nnapi-reference (with ``--board B``: compiled for every
+device of board B, its NPUs partitioning the work with nnapi-reference as fallback) and prints,
+per operation, how many models pass, fail and use an operation nnsim does not implement; ``-v``
+lists the failures.
 """
 from __future__ import annotations
 
@@ -13,6 +16,12 @@ from tests.conformance import cts_runner
 
 def main(argv: list[str]) -> int:
     verbose = "-v" in argv
+    if "--board" in argv:
+        from nnsim.drivers.boards import apply_board
+        k = argv.index("--board")
+        apply_board(argv[k + 1])
+        cts_runner.ALL_DEVICES = True
+        argv = argv[:k] + argv[k + 2:]
     filters = [a for a in argv if not a.startswith("-")]
     files = [p for p in cts_runner.spec_files()
              if not filters or any(f in cts_runner.spec_id(p) for f in filters)]
