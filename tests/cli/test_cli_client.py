@@ -66,3 +66,18 @@ def test_benchmark_states_its_client_and_agrees_with_run():
     assert r.returncode == 0, r.stderr
     assert ("INFO: nnsim: client: benchmark_model; devices: vsi-npu, nnapi-reference "
             "(excluded: disallow_nnapi_cpu)") in r.stdout
+
+
+@needs_models
+def test_run_summary_reads_plainly():
+    """D12: nnapi-reference is named as NNAPI's CPU implementation, a node split over two
+    devices keeps the columns aligned, the delegate line says how its partition count relates
+    to TFLite's, and --sysfs on a board without synap-npu says so instead of printing zeros."""
+    r = nnsim("run", MODELS / "tf2_mobilenet_v2_1.0_224_ptq.tflite", "--sysfs")
+    assert r.returncode == 0, r.stderr
+    assert "(nnapi-reference is NNAPI's own CPU implementation, not an accelerator)" in r.stdout
+    rows = [line for line in r.stdout.splitlines() if "node(s):" in line]
+    assert len({line.index("node(s):") for line in rows}) == 1, rows   # one column
+    assert any(line.split()[0] == "nnapi-reference+vsi-npu" for line in rows)
+    assert "delegate partition(s)" in r.stdout and "also counts the runs of nodes" in r.stdout
+    assert "this board has no synap-npu" in r.stdout and "inference_count" not in r.stdout
