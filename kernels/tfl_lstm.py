@@ -31,8 +31,10 @@ import numpy as np
 from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier as mbqm,
                                        quantize_multiplier, rounding_divide_by_pot, wrap_int32)
-from nnsim.kernels.normalization import _inv_sqrt_multiplier
 from nnsim.kernels.fixed_point16 import logistic16, tanh16
+# the float cell shares the NNAPI LSTM kernel's helpers (the same float32 arithmetic)
+from nnsim.kernels.lstm import _mean_stddev_normalize, _sigmoid
+from nnsim.kernels.normalization import _inv_sqrt_multiplier
 
 __all__ = ["lstm_float", "lstm_integer", "IntegerLstmParams", "integer_lstm_params",
            "activation_table"]
@@ -51,28 +53,6 @@ def _act(v, code):
     if code == 4:
         return np.float32(np.tanh(v))
     return v
-
-
-@njit
-def _sigmoid(v):
-    return np.float32(np.float32(1) / (np.float32(1) + np.float32(np.exp(-v))))
-
-
-@njit
-def _normalize(v, n):
-    """PortableMeanStddevNormalization of one row, in place."""
-    s = np.float32(0)
-    for k in range(n):
-        s += v[k]
-    mean = np.float32(s / np.float32(n))
-    sq = np.float32(0)
-    for k in range(n):
-        d = np.float32(v[k] - mean)
-        sq += d * d
-    var = np.float32(sq / np.float32(n))
-    inv = np.float32(np.float32(1) / np.float32(np.sqrt(var + np.float32(1e-8))))
-    for k in range(n):
-        v[k] = np.float32((v[k] - mean) * inv)
 
 
 @njit
@@ -111,7 +91,7 @@ def _lstm_float_core(x, wx, wh, peep, ln, bias, proj, proj_bias, cifg, use_peep,
                         v = np.float32(v + peep[min(g, 2), r] * c[b, r])
                     gate[g, r] = v
                 if use_ln:
-                    _normalize(gate[g], n_cell)
+                    _mean_stddev_normalize(gate[g], n_cell)
                     for r in range(n_cell):
                         gate[g, r] = np.float32(gate[g, r] * ln[g, r]) + bias[g, r]
                 for r in range(n_cell):
