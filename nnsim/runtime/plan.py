@@ -13,7 +13,7 @@ from collections import deque
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
-from nnsim.runtime import vlog
+from nnsim.runtime import trace, vlog
 from nnsim.runtime.cache import DeviceCache, cache_file_paths, derive_token_simple, derive_token_step
 from nnsim.runtime.control_flow import (CONTROL_FLOW, IF_COND, IF_ELSE, IF_FIRST_INPUT, IF_THEN,
                                         WHILE_BODY, WHILE_COND, WHILE_FIRST_INPUT, GotoStep,
@@ -71,8 +71,13 @@ def supported_by_device(device, model) -> list[bool]:
     if len(answer) != len(model.operations):
         vlog.log_error("Manager", "getSupportedOperations returned a vector of the wrong length")
         return [False] * len(model.operations)
-    return [bool(ok) and op.min_feature_level <= device.feature_level
-            for ok, op in zip(answer, model.operations)]
+    result = [bool(ok) and op.min_feature_level <= device.feature_level
+              for ok, op in zip(answer, model.operations)]
+    if trace.active():
+        trace.record("getSupportedOperations", device=device.name,
+                     supported=[op_label(model, i) for i, ok in enumerate(result) if ok],
+                     unsupported=[op_label(model, i) for i, ok in enumerate(result) if not ok])
+    return result
 
 
 def find_best_device_for_each_operation(model, devices, preference: int) -> list[int]:
@@ -83,6 +88,7 @@ def find_best_device_for_each_operation(model, devices, preference: int) -> list
     best_for_op = []
     for i, op in enumerate(model.operations):
         best, best_perf = -1, 0.0
+        compared = []                       # (device, exec time or None = can't do)
         unknown_size = has_operand_of_unknown_size(model, i)
         if unknown_size:
             # Control flow with operands of unknown size: the CPU device only, as a plain op.
@@ -92,19 +98,27 @@ def find_best_device_for_each_operation(model, devices, preference: int) -> list
             for d_index, device in enumerate(devices):
                 if can_do[d_index][i]:
                     perf = get_performance(preference, device, model, i)
+                    compared.append((device.name, perf))
                     if best < 0 or perf < best_perf or (perf == best_perf and device is cpu):
                         best, best_perf = d_index, perf
                 else:
+                    compared.append((device.name, None))
                     _vlog(f"Device {device.name} can't do operation {op_label(model, i)}")
         if best < 0:
             name = OperationCode(op.type).name
             vlog.log_error(TAG, f"No driver can do operation {name}")
-            raise BadDataError(f"No driver can do operation {name}")
+            err = BadDataError(f"No driver can do operation {name}")
+            err.logged = True   # once, here, under ExecutionPlan's tag as upstream
+            raise err
         if devices[best] is cpu and op.type in CONTROL_FLOW and not unknown_size:
             _vlog(f"ModelBuilder::findBestDeviceForEachOperation({op_label(model, i)}) = -1 "
                   f"(NNAPI)")
             best = len(devices)
+            trace.record("findBestDeviceForEachOperation", op=op_label(model, i),
+                         compared=compared, best=-1, device="NNAPI (control flow)")
         else:
+            trace.record("findBestDeviceForEachOperation", op=op_label(model, i),
+                         compared=compared, best=best, device=devices[best].name)
             _vlog(f"ModelBuilder::findBestDeviceForEachOperation({op_label(model, i)}) = "
                   f"{best} ({devices[best].name})")
         best_for_op.append(best)
@@ -403,6 +417,9 @@ def _partition_internal(plan, source_index: int, devices, preference: int) -> No
             _vlog(f"ModelBuilder::partitionTheWork: only one best device: {d} = "
                   f"{devices[d].name}")
             plan.become_single_step(devices[d])
+            trace.record("partitionTheWork", step=0, device=devices[d].name,
+                         operations=[op_label(model, i) for i in range(len(model.operations))],
+                         single=True)
             return
     _partition_compound(plan, source_index, devices, best, preference)
 
@@ -442,6 +459,7 @@ def _partition_compound(plan, source_index, devices, best, preference) -> None:
             break
         queue = queues[d]
         step = plan.create_new_step(devices[d], source_index) if d != interpreter else None
+        done = []
         while queue:
             op_index = queue.popleft()
             if step is not None:
@@ -449,6 +467,10 @@ def _partition_compound(plan, source_index, devices, best, preference) -> None:
             else:
                 _add_control_flow(plan, source_index, op_index, devices, preference)
             mark_processed(op_index)
+            done.append(op_label(model, op_index))
+        if step is not None:
+            trace.record("partitionTheWork", step=step.index, device=devices[d].name,
+                         operations=done, single=False)
 
 
 def _add_control_flow(plan, source_index, op_index, devices, preference) -> None:

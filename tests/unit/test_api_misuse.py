@@ -271,3 +271,20 @@ def test_model_finish_on_an_invalid_model_logs_once(logcat):
     lines = [m for lvl, _, m in logcat.records if "called on invalid model" in m]
     assert len(lines) == 1, lines
     assert logcat.records[-1][1] == "ModelBuilder"  # upstream's LOG_TAG for the line
+
+
+def test_no_driver_line_is_logged_once():
+    """ExecutionPlan logs "No driver can do operation X" once (the API layer must not repeat
+    it), as the finish error is logged once."""
+    from nnsim.runtime import vlog
+    code, m = nn.ANeuralNetworksModel_create()
+    t = nn.ANeuralNetworksOperandType(nn.ANEURALNETWORKS_TENSOR_FLOAT32, (2,))
+    nn.ANeuralNetworksModel_addOperand(m, t)
+    nn.ANeuralNetworksModel_addOperand(m, t)
+    nn.ANeuralNetworksModel_addOperation(m, nn.ANEURALNETWORKS_OEM_OPERATION, [0], [1])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [1])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+    with vlog.LogCapture() as cap:
+        code, c = nn.ANeuralNetworksCompilation_create(m)
+        assert nn.ANeuralNetworksCompilation_finish(c) == nn.ANEURALNETWORKS_BAD_DATA
+    assert cap.lines() == ["No driver can do operation OEM_OPERATION"]
