@@ -17,7 +17,8 @@ EPILOG = """examples:
   nnsim explain deeplabv3_mnv2_pascal_quant.tflite --android_sdk 29
   nnsim explain tf2_mobilenet_v2_1.0_224_ptq.tflite --board imx8mp
   nnsim explain model.tflite --fallback-only          # only what misses the NPU, costliest first
-  nnsim explain model.tflite --format json > explain.json"""
+  nnsim explain model.tflite --format json > explain.json
+  nnsim explain model.tflite --steps                  # the partitioner's decisions, in order"""
 
 
 def add_arguments(p) -> None:
@@ -34,6 +35,11 @@ def add_arguments(p) -> None:
                    action="store_true",
                    help="show only the nodes not on an accelerator (TFLite CPU or "
                         "nnapi-reference), the costliest on the board's CPU first")
+    p.add_argument("--steps", action="store_true",
+                   help="print the partitioner's decisions in the order they are made instead: "
+                        "delegate device selection and Validate per node, each device's "
+                        "getSupportedOperations, findBestDeviceForEachOperation with the exec "
+                        "times compared, partitionTheWork steps, CPU fallback")
     p.add_argument("--format", choices=("text", "json"), default="text",
                    help="output format (default: text)")
 
@@ -54,6 +60,16 @@ def run(args, out) -> int:
     except ModelFileError as e:
         raise RunError(f"{args.model}: {e.what}" + (f" at {e.where}" if e.where else "")) \
             from None
+    if args.steps:
+        from nnsim.explain_steps import format_steps, record_steps
+        _, error, events = record_steps(model, client_delegate(args))
+        if args.format == "json":
+            print(json.dumps(events, indent=2), file=out)
+        else:
+            print("\n".join(format_steps(events)), file=out)
+            if error:
+                print(f"delegate failed: {error}", file=out)
+        return 0
     try:
         ex = explain(model, client_delegate(args), name)
     except DelegateError as e:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
-from nnsim.runtime import vlog
+from nnsim.runtime import trace, vlog
 from nnsim.runtime.cache import CacheInfo
 from nnsim.runtime.devices import DeviceManager, get_device_manager
 from nnsim.runtime.plan import ExecutionPlan, partition_the_work
@@ -90,6 +90,7 @@ class CompilationBuilder:
             raise BadStateError("ANeuralNetworksCompilation_finish called more than once")
         self.finished = True
         model = self.model
+        fallback_error = None
         if self.partitioning != PARTITIONING_NO:
             try:
                 self.plan = partition_the_work(model, self.devices, self.preference,
@@ -100,13 +101,20 @@ class CompilationBuilder:
                     self.plan = None
                     raise
                 if self.partitioning != PARTITIONING_WITH_FALLBACK:
+                    trace.record("no CPU fallback", reason=f"partitioning failed ({e}) and "
+                                 "debug.nn.partition=2 forbids the CPU fallback")
                     self.plan = None
                     raise
                 if model.has_oem_operation():
                     vlog.log_error(TAG, "Cannot fall back to CPU because of an OEM operation")
                     self.plan = None
                     raise
+                fallback_error = e
         vlog.vlog(vlog.COMPILATION, TAG, "CompilationBuilder::finish with CPU fallback")
+        trace.record("CPU fallback", device=DeviceManager.cpu_device().name,
+                     reason=("debug.nn.partition=0: no partitioning" if fallback_error is None
+                             else f"partitioning failed ({fallback_error}); "
+                                  "debug.nn.partition=1 allows the CPU fallback"))
         plan = ExecutionPlan(model, self.cache_info)
         plan.devices = [DeviceManager.cpu_device()]
         plan.become_single_step(DeviceManager.cpu_device())

@@ -23,6 +23,7 @@ from nnsim.errors import NnapiError
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Execution
+from nnsim.runtime import trace
 from nnsim.runtime.properties import getprop_int, register_property, runtime_feature_level
 from nnsim.tflite import tflog
 from nnsim.tflite.convert.builder import (ConvertError, UnwrittenOutputError,
@@ -130,6 +131,9 @@ class NnApiDelegateKernel:
                 comp.set_priority(opts.execution_priority)
                 if opts.max_compilation_timeout_duration_ns and devices and len(devices) == 1:
                     comp.set_timeout(opts.max_compilation_timeout_duration_ns)
+            if trace.active():
+                trace.record("NNAPI model", purpose="compilation", delegate_node=self.node_index,
+                             nodes=list(self.nodes), op_nodes=_op_nodes(self.converted))
             comp.finish()
         except NnapiError as e:
             tflog.log(logging.ERROR, f"NN API returned error {ResultCode(e.result_code).name} "
@@ -271,12 +275,20 @@ class NnApiDelegate:
             elif len(all_devices) <= 1:
                 return None
         is_accelerator_specified = self._should_use_target_devices(exclude_nnapi_reference=True)
+        if trace.active():
+            listed = self.candidate_devices()
+            trace.record("device selection", feature_level=target_fl,
+                         devices=[name for name, why in listed if why is None],
+                         excluded={name: why for name, why in listed if why is not None},
+                         target_devices=[d.name for d in self.target_devices])
         decisions = {}
         supported = []
         for n in plan:
             op = sg.operators[n]
             failures = validate_node(model, sg, n, target_fl, is_accelerator_specified)
             decisions[n] = NodeDecision(n, op.name, list(failures))
+            trace.record("Validate", node=n, op=op.name, supported=not failures,
+                         reasons=[f"{f.type.name}: {f.message}" for f in failures])
             if not failures:
                 supported.append(n)
         self._decisions = decisions
@@ -364,6 +376,10 @@ class NnApiDelegate:
                 # BuildGraph failed (e.g. an operation NNAPI's validation refuses): DoPrepare
                 # fails and the interpreter restores its plan (6.3)
                 raise DelegateError(str(e)) from e
+            if trace.active():
+                trace.record("NNAPI model", purpose="getSupportedOperationsForDevices",
+                             delegate_node=None, nodes=list(part.nodes),
+                             op_nodes=_op_nodes(converted))
             code, ops_ok = ask(converted.nnapi_model, self.target_devices)
             if code != ResultCode.NO_ERROR:
                 raise DelegateError(f"getSupportedOperationsForDevices failed with {code}")
@@ -376,6 +392,8 @@ class NnApiDelegate:
                     if not decisions[n].device_refusal:
                         decisions[n].device_refusal = reasons.get(k, "refused by the device")
             kept = [n for n in part.nodes if node_ok[n]]
+            trace.record("GetNodesSupportedByAccelerator", kept=kept,
+                         refused=[n for n in part.nodes if not node_ok[n]])
             if len(kept) < len(part.nodes) and \
                     any(is_sparse_weight_node(sg, sg.operators[n]) for n in part.nodes):
                 # "Only allow full model delegation for sparse model": the whole partition
@@ -396,6 +414,8 @@ class NnApiDelegate:
         line = (f"Replacing {len(nodes_to_delegate)} out of {len(plan)} node(s) with delegate "
                 f"({DELEGATE_NAME}) node, yielding {len(subsets)} partitions for the whole graph.")
         tflog.log(tflog.VERBOSE, line)
+        trace.record("delegate partitions", partitions=[
+            {"delegated": s.type == PARTITION, "nodes": list(s.nodes)} for s in subsets])
         new_plan, kernels = [], []
         next_node = len(sg.operators)
         for s in subsets:
@@ -461,6 +481,14 @@ class NnApiDelegate:
                 json.dump(list(nodes), f)
         except OSError:
             tflog.log(logging.WARNING, "Could not save delegated nodes")
+
+
+def _op_nodes(converted) -> dict:
+    """``OPERATION:index`` (the runtime's label, sorted order) -> the TFLite node it came from."""
+    from nnsim.runtime.plan import op_label
+    model = converted.nnapi_model
+    return {op_label(model, k): converted.nnapi_to_tflite_node[model.sorted_to_original[k]]
+            for k in range(len(model.operations))}
 
 
 def _device_reasons(converted, devices) -> dict:
