@@ -5,6 +5,7 @@ from pathlib import Path
 
 MODELS = Path(__file__).resolve().parents[1].parent / "shared" / "models"
 RESULTS: dict = {}   # (model, engine) -> median seconds
+PATHS: dict = {}     # model -> {"litert" | "cpu" | "nnapi": median seconds} (test_paths.py)
 
 
 def record(model: str, engine: str, benchmark) -> None:

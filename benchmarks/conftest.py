@@ -9,10 +9,11 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks._results import RESULTS  # noqa: E402
+from benchmarks._results import PATHS, RESULTS  # noqa: E402
 
 
 def pytest_terminal_summary(terminalreporter):
+    _paths_summary(terminalreporter)
     models = sorted({m for m, _ in RESULTS})
     rows = [(m, RESULTS.get((m, "nnsim")), RESULTS.get((m, "litert"))) for m in models]
     rows = [r for r in rows if r[1] and r[2]]
@@ -23,3 +24,20 @@ def pytest_terminal_summary(terminalreporter):
     for model, ours, theirs in rows:
         terminalreporter.write_line(f"  {model:<50} nnsim {ours * 1e3:8.2f} ms   LiteRT "
                                     f"{theirs * 1e3:8.2f} ms   ratio {ours / theirs:5.2f}x")
+
+
+def _paths_summary(terminalreporter):
+    if not PATHS:
+        return
+    import os
+
+    from nnsim.kernels._jit import SIMD_MODE
+    cpu = os.environ.get("NUMBA_CPU_NAME") or "host CPU"
+    terminalreporter.write_line("")
+    terminalreporter.write_line(f"execution paths, interleaved, single thread, median per "
+                                f"inference (numba CPU: {cpu}, kernels: {SIMD_MODE}):")
+    for model, m in PATHS.items():
+        terminalreporter.write_line(
+            f"  {model:<42} LiteRT {m['litert'] * 1e3:8.2f} ms  CPU path "
+            f"{m['cpu'] * 1e3:8.2f} ms ({m['cpu'] / m['litert']:4.2f}x LiteRT)  NNAPI path "
+            f"{m['nnapi'] * 1e3:8.2f} ms ({m['nnapi'] / m['cpu']:4.2f}x CPU path)")

@@ -74,11 +74,20 @@ class PreparedModel:
     def __init__(self, driver: "Driver", model):
         self.driver = driver
         self.model = model
+        self._executor_states = None
+
+    def run_on_executor(self, inputs: Sequence, log: bool = True) -> list[np.ndarray]:
+        """Run the model on the shared CPU executor, keeping the operations' plans (packed
+        filters, multipliers, buffers) across executions, as a prepared model does;
+        ``log=False``: without the CpuExecutor vlog lines (a device that is not the CPU)."""
+        from nnsim.runtime.cpu_executor import ExecutorStatePool
+        if self._executor_states is None:
+            self._executor_states = ExecutorStatePool(self.model)
+        return self._executor_states.run(inputs, log=log)
 
     def execute(self, inputs: Sequence[np.ndarray]) -> tuple[list[np.ndarray], Timing]:
-        from nnsim.runtime.cpu_executor import run_model
         start = time.perf_counter_ns()
-        outputs = run_model(self.model, inputs)
+        outputs = self.run_on_executor(inputs)
         host = time.perf_counter_ns() - start
         return outputs, self.driver.execution_timing(self, host)
 

@@ -37,6 +37,9 @@ class Board:
     cpu: CpuParams
     calibration: tuple = ()   # published numbers: dicts (device, model, metric, published, source)
     sources: dict = field(default_factory=dict)   # "npu.compile_fixed_ns" -> source text
+    npu_title: str = ""       # the NPU itself, for headers ("VeriSilicon VIPNano-SI+ ...")
+    vx: dict = field(default_factory=dict)        # VX delegate timing (nnsim.tflite.vx.timing)
+    vx_calibration: tuple = ()   # published VX delegate numbers, as ``calibration``
 
 
 def _value(entry, path: str, sources: dict):
@@ -73,8 +76,11 @@ def load_board(path: str | Path) -> Board:
                  for k, v in raw.get("properties", {}).items()}
         npu = NpuParams(**_section(raw["npu"], "npu", sources))
         cpu = CpuParams(**_section(raw["cpu"], "cpu", sources))
+        vx = _section(raw.get("vx", {}), "vx", sources)
         return Board(raw["name"], raw.get("title", raw["name"]), tuple(raw["devices"]), props,
-                     npu, cpu, tuple(raw.get("calibration", ())), sources)
+                     npu, cpu, tuple(raw.get("calibration", ())), sources,
+                     str(_value(raw.get("npu_title", ""), "npu_title", sources)), vx,
+                     tuple(raw.get("vx_calibration", ())))
     except (KeyError, TypeError) as e:
         raise ValueError(f"{path}: bad board profile: {e}") from None
 

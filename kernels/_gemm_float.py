@@ -1,50 +1,147 @@
 """Float GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm`): 4 pixels x 64 channels (8 pixels
-x 16 for narrow tiles) per micro-kernel group, taps one at a time in k order, no FMA."""
+x 16 for narrow tiles; 6 x 16 in 8-lane registers on AVX2) per micro-kernel group, taps one
+at a time in k order (fused multiply-adds when the CPU has FMA: ``nnsim.kernels._jit.FMA``)."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from nnsim.kernels._gemm_common import _BLOCK, _GATHER, _ROWS, _TILE, _gather, _row_bases
-from nnsim.kernels._jit import (njit, vf_add, vf_bcast, vf_clamp, vf_load, vf_muladd, vf_store,
-                                vf_storen, vf_zero, vh_bcast, vh_load, vh_store, vh_zero)
+from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_bcast, vf_clamp, vf_load,
+                                vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
+                                vh_store, vh_zero)
 
 
 @njit
 def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
+    """The whole convolution on the calling thread."""
+    _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, np.int64(0),
+                     np.int64(out.shape[0]), np.int64(0), np.int64(out.shape[1]))
+    return out
+
+
+@njit(parallel=True)
+def _float_conv_par(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, parts):
+    """As :func:`nnsim.kernels._gemm_int._quant_conv_par`."""
+    for t in prange(parts.shape[0]):
+        _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols[t], rb[t],
+                         parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+    return out
+
+
+@njit
+def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, p_lo, p_hi, c_lo,
+                     c_hi):
+    """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64): each
+    sum is computed by the same sequence of vector operations whatever the bounds."""
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     k = kh * seg
-    pixels, cout = out.shape
+    cout = out.shape[1]
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     src = cols if mode == _GATHER else x
-    for p0 in range(0, pixels, _BLOCK):
-        n = min(_BLOCK, pixels - p0)
+    for p0 in range(p_lo, p_hi, _BLOCK):
+        n = min(_BLOCK, p_hi - p0)
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
         _row_bases(geo, p0, n, out_h, out_w, rb)
-        c0 = 0
-        woff = 0
-        while c0 < cout:
+        c0 = c_lo
+        woff = c_lo * k
+        while c0 < c_hi:
             ncol = min(4, (cout - c0 + 15) // 16)
             stride = ncol * 16
-            if ncol == 4:
-                _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
-                     p0 * cout + c0, cout, cout - c0, scratch)
-            elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
-                for j in range(0, n, 2 * _ROWS):
-                    _fh1x8(src, rb, j, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, oflat,
-                           (p0 + j) * cout + c0, cout, min(2 * _ROWS, n - j), cout - c0)
-            else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
-                for j in range(0, n, 2 * _ROWS):
-                    for c in range(ncol):
-                        _fk1x8(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias,
-                               c0 + 16 * c, lo, hi, oflat, (p0 + j) * cout + c0 + 16 * c, cout,
-                               min(2 * _ROWS, n - j), cout - c0 - 16 * c, scratch)
+            _ftile(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, oflat,
+                   p0 * cout + c0, cout, scratch)
             woff += k * stride
             c0 += _TILE
-    return out
+
+
+@njit(_nrt=False)
+def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o, cout,
+               scratch):
+    """``n`` pixels x one tile of ``ncol`` columns of 16 channels, in 16-lane registers."""
+    if ncol == 4:
+        _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
+             cout - c0, scratch)
+    elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
+        for j in range(0, n, 2 * _ROWS):
+            _fh1x8(src, rb, j, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out,
+                   o + j * cout, cout, min(2 * _ROWS, n - j), cout - c0)
+    else:   # narrow tiles: 8 pixels per call (8 independent sums hide the add latency)
+        for j in range(0, n, 2 * _ROWS):
+            for c in range(ncol):
+                _fk1x8(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias, c0 + 16 * c,
+                       lo, hi, out, o + j * cout + 16 * c, cout, min(2 * _ROWS, n - j),
+                       cout - c0 - 16 * c, scratch)
+
+
+@njit(_nrt=False)
+def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o,
+                cout, scratch):
+    """:func:`_ftile_512` for 16 ymm registers: 6 pixels x 16 channels per pass (12 8-lane
+    accumulators), or 8 pixels x 8 channels for the last <= 8 channels."""
+    for c in range(ncol):
+        cc = c0 + 16 * c
+        if cout - cc <= 8:
+            for j in range(0, n, 2 * _ROWS):
+                _fh1x8(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi,
+                       out, o + j * cout + 16 * c, cout, min(2 * _ROWS, n - j), cout - cc)
+        else:
+            for j in range(0, n, 6):
+                _fh6x16(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi,
+                        out, o + j * cout + 16 * c, cout, min(6, n - j), cout - cc)
+
+
+@njit(_nrt=False)
+def _fh6x16(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv):
+    """6 pixels (patches at ``rb[j:j + 6]``) x 16 channels in 8-lane vectors, taps one at a
+    time in k order."""
+    r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
+    a0, b0, a1, b1 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+    a2, b2, a3, b3 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+    a4, b4, a5, b5 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(seg):
+            w0, w1 = vh_load(wp, p), vh_load(wp, p + 8)
+            p += ws
+            x = vh_bcast(src, r0 + t)
+            a0, b0 = vf_muladd(a0, x, w0), vf_muladd(b0, x, w1)
+            x = vh_bcast(src, r1 + t)
+            a1, b1 = vf_muladd(a1, x, w0), vf_muladd(b1, x, w1)
+            x = vh_bcast(src, r2 + t)
+            a2, b2 = vf_muladd(a2, x, w0), vf_muladd(b2, x, w1)
+            x = vh_bcast(src, r3 + t)
+            a3, b3 = vf_muladd(a3, x, w0), vf_muladd(b3, x, w1)
+            x = vh_bcast(src, r4 + t)
+            a4, b4 = vf_muladd(a4, x, w0), vf_muladd(b4, x, w1)
+            x = vh_bcast(src, r5 + t)
+            a5, b5 = vf_muladd(a5, x, w0), vf_muladd(b5, x, w1)
+            t += 1
+    _emit_h2(a0, b0, bias, c, lo, hi, out, o, cv)
+    if rows > 1:
+        _emit_h2(a1, b1, bias, c, lo, hi, out, o + cout, cv)
+    if rows > 2:
+        _emit_h2(a2, b2, bias, c, lo, hi, out, o + 2 * cout, cv)
+    if rows > 3:
+        _emit_h2(a3, b3, bias, c, lo, hi, out, o + 3 * cout, cv)
+    if rows > 4:
+        _emit_h2(a4, b4, bias, c, lo, hi, out, o + 4 * cout, cv)
+    if rows > 5:
+        _emit_h2(a5, b5, bias, c, lo, hi, out, o + 5 * cout, cv)
+
+
+@njit(_nrt=False)
+def _emit_h2(a, b, bias, c, lo, hi, out, o, count):
+    """16 channels held as two 8-lane halves (``count`` > 8 of them kept)."""
+    _emit_h(a, bias, c, lo, hi, out, o, 8)
+    _emit_h(b, bias, c + 8, lo, hi, out, o + 8, count - 8)
+
+
+#: The tile function of the SIMD mode (16 zmm-sized accumulators suit AVX-512 only).
+_ftile = _ftile_avx2 if SIMD_MODE == "avx2" else _ftile_512
 
 
 @njit(_nrt=False)
@@ -60,7 +157,7 @@ def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
 @njit(_nrt=False)
 def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv, scratch):
     """``n`` pixels, 4 at a time, x 64 channels, float: taps one at a time in k order from 0.0
-    (no FMA)."""
+    (fused when :data:`nnsim.kernels._jit.FMA`)."""
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]

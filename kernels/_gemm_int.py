@@ -6,26 +6,51 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._gemm_avx2 import _tile_avx2
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _gather,
                                         _row_bases)
-from nnsim.kernels._jit import (njit, vi_bcast4, vi_dpbusd, vi_load, vi_pack8, vi_requant,
-                                vi_splat, vi_store, vi_store8, vi_store8n, vi_xor, vi_zero)
+from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi_dpbusd, vi_load,
+                                vi_pack8, vi_requant, vi_splat, vi_store, vi_store8, vi_store8n,
+                                vi_xor, vi_zero)
 
 
 @njit
 def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx):
+    """The whole convolution on the calling thread."""
+    _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, np.int64(0),
+                     np.int64(out.shape[0]), np.int64(0), np.int64(out.shape[1]))
+    return out
+
+
+@njit(parallel=True)
+def _quant_conv_par(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, parts):
+    """The convolution in ``len(parts)`` parts run by numba's threads: part ``t`` computes
+    output pixels ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` (channel bounds multiples of
+    64) with its own scratch ``cols[t]``, ``rb[t]``, ``sx[t]``."""
+    for t in prange(parts.shape[0]):
+        _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols[t], rb[t], sx[t],
+                         parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+    return out
+
+
+@njit
+def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, p_lo, p_hi, c_lo,
+                     c_hi):
+    """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64, the
+    tiles before it whole). Each output element gets the same instruction sequence whatever
+    the bounds: only which micro-kernel call computes it changes."""
     k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     groups = kh * seg // 4
-    pixels, cout = out.shape
+    cout = out.shape[1]
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.uint8)
     ex = np.zeros(_BLOCK + _ROWS, np.int32)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
     src = cols if mode == _GATHER else x
-    for p0 in range(0, pixels, _BLOCK):
-        n = min(_BLOCK, pixels - p0)
+    for p0 in range(p_lo, p_hi, _BLOCK):
+        n = min(_BLOCK, p_hi - p0)
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
         _row_bases(geo, p0, n, out_h, out_w, rb)
@@ -34,15 +59,14 @@ def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx):
                       xflip)
             for j in range(n):
                 ex[j] = np.int32(rowcoef * (sx[j] - kfill))
-        c0 = 0
-        woff = 0
-        while c0 < cout:
+        c0 = c_lo
+        woff = (c_lo // _TILE) * groups * 256
+        while c0 < c_hi:
             ncol = min(4, (cout - c0 + 15) // 16)
             _tile(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex, out_zp,
                   lo, hi, oflat, p0 * cout + c0, cout, scratch)
             woff += groups * ncol * 64
             c0 += _TILE
-    return out
 
 
 @njit(_nrt=False)
@@ -53,13 +77,17 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
         total = np.int64(0)
         for ky in range(kh):
             s = rb[j] + ky * dy
-            for i in range(s, s + seg):
+            i = s
+            while i + 64 <= s + seg:   # 64 bytes at a time (vpsadbw)
+                total += vb_sum64(src, i, f)
+                i += 64
+            for i in range(i, s + seg):
                 total += np.int64(src[i] ^ f)
         sx[j] = total
 
 
 @njit(_nrt=False)
-def _tile(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi, out, o,
+def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi, out, o,
           cout, scratch):
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
     (``gpr`` groups of 4 taps per run)."""
@@ -76,6 +104,10 @@ def _tile(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, 
     else:
         _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
              out, o, cout, cout - c0, scratch)
+
+
+#: The tile function of the SIMD mode (16 zmm-sized accumulators suit AVX-512 only).
+_tile = _tile_avx2 if SIMD_MODE == "avx2" else _tile_vnni
 
 
 @njit(_nrt=False)

@@ -6,11 +6,15 @@ Every fast kernel core is decorated with :func:`njit` from this module, never wi
 * ``fastmath=False`` always: reassociating float sums would break agreement with the TFLite
   reference kernels, and integer paths do not need it to vectorise.
 * ``cache=True``: compiled cores are stored next to the module (``__pycache__``) and reused by
-  later processes. numba only checks the timestamp of the file that defines a core, but a core
-  also contains the helpers it calls from other modules (``fixed_point``, ``conv``...), so this
-  module drops the package's cache files whenever any kernel source (or the SIMD mode) changes:
-  a hash of them is kept in ``nnsim-jit-sources.sha1`` in the package's numba cache directory
-  (``__pycache__``, or the one under ``NUMBA_CACHE_DIR`` when that is set).
+  later processes. numba only checks the file that defines a core, but a core also contains
+  the helpers it calls from other modules (``fixed_point``, ``conv``...), so this module drops
+  the package's cache files whenever any kernel source changes: a hash of them is kept in
+  ``nnsim-jit-sources.sha1`` in the package's numba cache directory (``__pycache__``, or the
+  one under ``NUMBA_CACHE_DIR`` when that is set). numba keys each cached variant by the CPU
+  name and features it was compiled for, and the SIMD mode follows from those, so runs for
+  different CPUs (``NUMBA_CPU_NAME=haswell`` on an AVX-512 machine) share the directory
+  without invalidating each other; a mode forced with ``NNSIM_SIMD`` is not cached (its code
+  would be stored under the host CPU's key).
 * ``NNSIM_DISABLE_JIT=1`` in the environment (read at import time), or numba not being
   installed, turns :func:`njit` into a no-op so the cores run as plain Python (coverage,
   debugging, platforms without numba).
@@ -33,17 +37,47 @@ try:  # numba is a hard dependency, but a missing install must not break imports
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = None
 
-__all__ = ["JIT_ENABLED", "SIMD_MODE", "MASKED_BYTES", "njit", "prange",
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_requant", "vi_pack8", "vi_store", "vi_store8",
            "vi_store8n", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
-           "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store"]
+           "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
+           "vd_dpbssd", "vd_sum", "vb_sum64"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
 
 _FLAGS = {"fastmath": False, "cache": True, "nogil": True}
+
+
+_VNNI = "+avx2,+fma,+avx512f,+avx512bw,+avx512vnni"
+#: The features that decide the SIMD mode for LLVM CPU names (``NUMBA_CPU_NAME`` without
+#: ``NUMBA_CPU_FEATURES``): AVX-512 with VNNI, or AVX2 (AVX-512 without VNNI runs the AVX2 code).
+_NAMED_CPU_FEATURES = {
+    **{name: _VNNI for name in (
+        "cascadelake", "cooperlake", "icelake-client", "icelake-server", "tigerlake",
+        "rocketlake", "sapphirerapids", "emeraldrapids", "graniterapids", "graniterapids-d",
+        "diamondrapids", "znver4", "znver5")},
+    **{name: "+avx2,+fma" for name in (
+        "haswell", "broadwell", "skylake", "skylake-avx512", "cannonlake", "alderlake",
+        "raptorlake", "meteorlake", "arrowlake", "arrowlake-s", "lunarlake", "gracemont",
+        "sierraforest", "grandridge", "clearwaterforest", "pantherlake", "bdver4", "znver1",
+        "znver2", "znver3", "x86-64-v3", "x86-64-v4")},
+}
+
+
+def _target_features() -> set:
+    """The CPU features numba compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else
+    the host's), as a set of ``+feature`` strings."""
+    from numba.core import config
+    if config.CPU_NAME not in (None, "host"):
+        # a named CPU without explicit features gets the ones LLVM gives that CPU
+        features = config.CPU_FEATURES or _NAMED_CPU_FEATURES.get(config.CPU_NAME, "")
+    else:
+        import llvmlite.binding as llvm
+        features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+    return set(features.split(","))
 
 
 def _simd_mode() -> str:
@@ -57,21 +91,43 @@ def _simd_mode() -> str:
     forced = os.environ.get("NNSIM_SIMD", "")
     if not JIT_ENABLED or forced == "generic":
         return "generic"
-    from numba.core import config
-    if config.CPU_NAME not in (None, "host"):
-        features = config.CPU_FEATURES or ""
-    else:
-        import llvmlite.binding as llvm
-        features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
-    flags = set(features.split(","))
+    flags = _target_features()
     if forced != "avx2" and {"+avx512vnni", "+avx512bw", "+avx512f"} <= flags:
         return "avx512vnni"
     return "avx2" if "+avx2" in flags else "generic"
 
 
+def _named_cpu_features() -> None:
+    """``NUMBA_CPU_NAME=haswell`` alone makes numba compile for Haswell *with the host's
+    features* (AVX-512 included, on an AVX-512 machine); nnsim takes a CPU name to mean that
+    CPU, its own features (what ``NUMBA_CPU_FEATURES=""`` asks numba for), so that naming an
+    AVX2 CPU runs and measures the AVX2 code. Set before any compilation reads it."""
+    if not JIT_ENABLED:
+        return
+    from numba.core import config
+    if config.CPU_NAME not in (None, "host") and config.CPU_FEATURES is None:
+        config.CPU_FEATURES = ""
+
+
+_named_cpu_features()
+
 #: How the integer dot products compile: ``"avx512vnni"`` (one ``vpdpbusd`` / ``vpdpwssd``),
 #: ``"avx2"`` (``vpmaddwd`` based) or ``"generic"``.
 SIMD_MODE: str = _simd_mode()
+
+if os.environ.get("NNSIM_SIMD", ""):   # see the module docstring: forced modes compile afresh
+    _FLAGS["cache"] = False
+
+#: True when float multiply-adds compile to fused multiply-adds (one rounding): opt-in with
+#: ``NNSIM_FLOAT_FMA=1`` on a CPU with FMA. TFLite's reference kernels accumulate
+#: ``total += x * w`` term by term, rounding each product; fusing keeps that order but skips
+#: those roundings, which moves results by more than the float tests' tolerance where a sum
+#: cancels (tests/tflite/test_builtins_norm.py grouped CONV_2D: 6.8e-5 relative). Off by
+#: default, so float kernels keep the reference's arithmetic exactly.
+FMA: bool = (JIT_ENABLED and os.environ.get("NNSIM_FLOAT_FMA", "") == "1"
+             and "+fma" in _target_features())
+if FMA:   # the cached cores were compiled without it: compile afresh, as forced SIMD modes
+    _FLAGS["cache"] = False
 
 #: True when byte-masked loads and stores (:func:`vb_copy`) compile to single instructions;
 #: cores copy the tails of runs byte by byte otherwise.
@@ -90,11 +146,11 @@ def _cache_dir(root: Path) -> Path:
 
 
 def _drop_stale_caches() -> None:
-    """Delete this package's numba cache files if any kernel source changed since they were made
-    (or the SIMD mode did: it is compiled into the cores)."""
+    """Delete this package's numba cache files if any kernel source changed since they were
+    made."""
     root = Path(__file__).resolve().parent
     cache_dir = _cache_dir(root)
-    digest = hashlib.sha1(SIMD_MODE.encode())
+    digest = hashlib.sha1()
     for path in sorted(root.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
@@ -146,7 +202,7 @@ def _decorate(func, kwargs):
 
 
 #: ``numba.prange`` when compiling, the builtin ``range`` otherwise. Kernels are
-#: single-threaded by design (benchmarks compare against single-thread LiteRT).
+#: single-threaded unless a plan is bound with more threads (:mod:`nnsim.kernels.threads`).
 prange = _numba.prange if JIT_ENABLED else range
 
 
@@ -172,7 +228,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    AVX-512 VNNI vpdpwssd; wraps); with b.hi == 0 it is
 #                                    acc + a * b for a and b.lo in the int16 range
 #   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
-#   vf_muladd(acc, a, b)             acc + a * b, rounded twice (no FMA: fastmath stays off)
+#   vf_muladd(acc, a, b)             acc + a * b: one fused multiply-add when :data:`FMA`,
+#                                    else rounded twice (fastmath stays off either way)
 #   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j): clamp(MBQM(acc + bias
 #                                    + e, m, shift) + zp, lo, hi), TFLite's double-rounding
 #                                    MultiplyByQuantizedMultiplier (m in [0, 2**31)); qp holds 7
@@ -187,6 +244,16 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    vector (a's 16 bytes first), for one vi_store
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
 #                                    only (masked: nothing else is read or written)
+#   vd_zero()                        a ``vd``: 32 int32 lanes of pair sums awaiting a final
+#                                    horizontal add (the AVX2 GEMM accumulates so)
+#   vd_dpbusd(acc, u, s)             acc + u.b[2k] * s.b[2k] + u.b[2k+1] * s.b[2k+1] in lane k
+#                                    (bytes of u unsigned, of s signed; exact int16 products:
+#                                    one vpmaddwd per 16 lanes on AVX2)
+#   vd_dpbssd(acc, u, s)             the same with the bytes of u signed
+#   vd_sum(acc)                      a vi: lane j = acc[2j] + acc[2j + 1], so that
+#                                    vd_sum(vd_dpbusd(vd_zero(), u, s)) == vi_dpbusd(0, u, s)
+#   vb_sum64(a, i, f)                the sum of the 64 bytes at &a[i], each XOR the byte f, as
+#                                    unsigned values (int64; vpsadbw)
 #   vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
 #                                    byte f (masked: nothing else is read or written; byte
 #                                    masks are cheap with AVX-512 only, see MASKED_BYTES)
@@ -204,6 +271,12 @@ def _np_vi_dpbusd(acc, u, s):
 def _np_vi_dpwssd(acc, a, b):
     products = a.view(np.int16).astype(np.int32) * b.view(np.int16).astype(np.int32)
     return acc + products.reshape(16, 2).sum(axis=1, dtype=np.int32)
+
+
+def _np_vd_dp(acc, u, s, signed):
+    a = u.view(np.int8 if signed else np.uint8).astype(np.int32)
+    products = a * s.view(np.int8).astype(np.int32)
+    return acc + products.reshape(32, 2).sum(axis=1, dtype=np.int32)
 
 
 def _np_vi_store(v, a, i):
@@ -274,6 +347,12 @@ SIMD_OPS = {
     "vb_copy": _np_vb_copy,
     "vf_add": lambda a, b: a + b,
     "vf_clamp": _np_vf_clamp,
+    "vd_zero": lambda: np.zeros(32, np.int32),
+    "vb_sum64": lambda a, i, f: np.int64((a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64]
+                                          ^ np.uint8(f)).sum(dtype=np.int64)),
+    "vd_dpbusd": lambda acc, u, s: _np_vd_dp(acc, u, s, False),
+    "vd_dpbssd": lambda acc, u, s: _np_vd_dp(acc, u, s, True),
+    "vd_sum": lambda acc: acc.reshape(16, 2).sum(axis=1, dtype=np.int32),
 }
 
 if JIT_ENABLED:
@@ -286,14 +365,16 @@ if JIT_ENABLED:
 
     _I32, _I8, _F32 = _ir.IntType(32), _ir.IntType(8), _ir.FloatType()
     _VI, _VF, _VH = _ir.VectorType(_I32, 16), _ir.VectorType(_F32, 16), _ir.VectorType(_F32, 8)
+    _VD = _ir.VectorType(_I32, 32)
 
     class _Vec(_types.Type):
         def __init__(self, name):
             super().__init__(name=name)
 
     _vi, _vf, _vh = _Vec("nnsim_vi32x16"), _Vec("nnsim_vf32x16"), _Vec("nnsim_vf32x8")
-    _LLVM = {_vi: _VI, _vf: _VF, _vh: _VH}
-    _NUMBA = {id(_VI): _vi, id(_VF): _vf, id(_VH): _vh}
+    _vd = _Vec("nnsim_vi32x32")
+    _LLVM = {_vi: _VI, _vf: _VF, _vh: _VH, _vd: _VD}
+    _NUMBA = {id(_VI): _vi, id(_VF): _vf, id(_VH): _vh, id(_VD): _vd}
 
     @_register_model(_Vec)
     class _VecModel(_models.PrimitiveModel):
@@ -413,6 +494,39 @@ if JIT_ENABLED:
                                                    32, False))
         return _vi(_vi, _vi, _vi), codegen
 
+    def _vd_dp(signed):
+        def typer(typingctx, acc, u, s):
+            def codegen(context, builder, sig, args):
+                bytes64 = _ir.VectorType(_I8, 64)
+                i16x64 = _ir.VectorType(_ir.IntType(16), 64)
+                u16 = (builder.sext if signed else builder.zext)(
+                    builder.bitcast(args[1], bytes64), i16x64)
+                s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
+                return builder.add(args[0], _pmaddwd(builder, u16, s16, 64))
+            return _vd(_vd, _vi, _vi), codegen
+        return _intrinsic(typer)
+
+    @_intrinsic
+    def _vb_sum64(typingctx, a, i, f):
+        def codegen(context, builder, sig, args):
+            vbytes = _ir.VectorType(_I8, 64)
+            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            v = builder.load(builder.bitcast(ptr, vbytes.as_pointer()), align=1)
+            v = builder.xor(v, _splat(builder, vbytes, context.cast(builder, args[2], sig.args[2],
+                                                                    _types.uint8)))
+            wide = builder.zext(v, _ir.VectorType(_I32, 64))
+            fnty = _ir.FunctionType(_I32, [wide.type])
+            fn = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                 "llvm.vector.reduce.add.v64i32")
+            return builder.zext(builder.call(fn, [wide]), _ir.IntType(64))
+        return _types.int64(a, i, f), codegen
+
+    @_intrinsic
+    def _vd_sum(typingctx, acc):
+        def codegen(context, builder, sig, args):
+            return _pair_sums(builder, args[0], 32, False)
+        return _vi(_vd), codegen
+
     @_intrinsic
     def _vi_dpwssd(typingctx, acc, a, b):
         def codegen(context, builder, sig, args):
@@ -429,6 +543,12 @@ if JIT_ENABLED:
     @_intrinsic
     def _vf_muladd(typingctx, acc, a, b):
         def codegen(context, builder, sig, args):
+            if FMA:
+                vtype = args[0].type
+                fnty = _ir.FunctionType(vtype, [vtype] * 3)
+                fn = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                     f"llvm.fma.v{vtype.count}f32")
+                return builder.call(fn, [args[1], args[2], args[0]])
             return builder.fadd(args[0], builder.fmul(args[1], args[2]))
         return acc(acc, a, b), codegen
 
@@ -596,6 +716,8 @@ if JIT_ENABLED:
     vi_xor, vi_add = _binary("xor"), _binary("add")
     vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
     vf_muladd = _vf_muladd
+    vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum
+    vb_sum64 = _vb_sum64
 else:
     vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
     vi_bcast4, vi_dpbusd, vi_dpwssd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"], \
@@ -610,4 +732,7 @@ else:
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
     vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]
+    vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = SIMD_OPS["vd_zero"], SIMD_OPS["vd_dpbusd"], \
+        SIMD_OPS["vd_dpbssd"], SIMD_OPS["vd_sum"]
+    vb_sum64 = SIMD_OPS["vb_sum64"]
     vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]

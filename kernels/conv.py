@@ -1,7 +1,8 @@
 """CONV_2D (NHWC), float and 8-bit quantized; numba fast path.
 
 Matches TFLite ``reference_ops::Conv`` (uint8), ``reference_integer_ops::ConvPerChannel`` (int8)
-and the float reference conv bit-exactly (float: same accumulation order, no FMA).
+and the float reference conv (float: same accumulation order; fused multiply-adds on CPUs with
+FMA, ``nnsim.kernels._jit.FMA``, which only skips the rounding of each product).
 
 Integer rule, per output ``(b, y, x, c)``::
 
@@ -11,7 +12,7 @@ Integer rule, per output ``(b, y, x, c)``::
 Taps that fall in the padding are skipped (zero in real space). The uint8 filter form
 ``(w + w_off)(x + x_off)`` and the int8 form ``w * (x + x_off)`` (w_zp = 0) are both this rule.
 The float path sums taps one at a time from 0.0 in (ky, kx, ci) order, then adds the bias, as
-TFLite's reference kernel (no FMA). The cores are in :mod:`nnsim.kernels.gemm`.
+TFLite's reference kernel. The cores are in :mod:`nnsim.kernels.gemm`.
 """
 
 from __future__ import annotations

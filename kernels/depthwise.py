@@ -21,9 +21,10 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import (njit, vf_add, vf_clamp, vf_load, vf_muladd, vf_store, vf_storen,
-                                vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd, vi_load,
-                                vi_load8, vi_requant, vi_store8, vi_store8n, vi_zero)
+from nnsim.kernels import threads as _threads
+from nnsim.kernels._jit import (njit, prange, vf_add, vf_clamp, vf_load, vf_muladd, vf_store,
+                                vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd,
+                                vi_load, vi_load8, vi_requant, vi_store8, vi_store8n, vi_zero)
 from nnsim.kernels._gemm_common import _copy_run
 from nnsim.kernels.gemm import requant_params
 
@@ -173,6 +174,7 @@ class _Plan:
         self.dims = np.array([h, w, pt, pl, hp, wp, span], np.int64)
         self.slots = np.zeros(span, np.int64)
         self.rows = np.zeros(int(geo[0]), np.int64)
+        self._split = {}   # thread count -> see _parallel
 
     def run(self, x, out):
         """``out`` = the depthwise convolution of ``x`` (C-contiguous, the plan's dtype)."""
@@ -181,15 +183,52 @@ class _Plan:
 
     def bind(self, x, out):
         """A function of no arguments computing ``out`` from the current contents of ``x``
-        (both arrays fixed: an interpreter's tensor buffers)."""
-        common = (self.src, self.ring, self.dims, self.geo, self.slots, self.rows)
-        if out.dtype.kind == "f":
-            call = partial(_dw_float_core, x.reshape(-1), *common, self.weights, self.bias,
-                           self.clamp, out.reshape(-1), self.out_shape, self.cpad)
+        (both arrays fixed: an interpreter's tensor buffers); with more than one thread
+        (:mod:`nnsim.kernels.threads`) the layer is split into parts, see :meth:`_parallel`."""
+        split = self._parallel()
+        if split is None:
+            common = (self.src, self.ring, self.dims, self.geo, self.slots, self.rows)
         else:
-            call = partial(_dw_quant_core, x.reshape(-1), *common, self.weights, self.qp,
-                           self.prm, out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
+            common = (split[1], self.ring, self.dims, self.geo, split[2], split[3])
+        if out.dtype.kind == "f":
+            core = _dw_float_core if split is None else _dw_float_par
+            args = (self.weights, self.bias, self.clamp, out.reshape(-1))
+        else:
+            core = _dw_quant_core if split is None else _dw_quant_par
+            args = (self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1))
+        args += (self.out_shape, self.cpad) + (() if split is None else (split[0],))
+        call = partial(core, x.reshape(-1), *common, *args)
         return call if self.ring else partial(_repeat_then, self, x, call)
+
+    def _parallel(self):
+        """For the current thread count: ``(parts, rings, slots, rows)`` with one ring (or
+        the shared padded copy) and row bookkeeping per part, or None to run serially. Parts
+        are ranges of output rows (all channels) or of 16-channel groups (all rows),
+        whichever spreads more evenly."""
+        count = _threads.get_num_threads()
+        if count <= 1:
+            return None
+        if count not in self._split:
+            self._split[count] = self._make_split(count)
+        return self._split[count]
+
+    def _make_split(self, count):
+        batches, out_h, out_w, cout = self.out_shape
+        rows = batches * out_h
+        work = rows * out_w * cout * int(self.geo[0] * self.geo[1])
+        if work < _threads.MIN_PARALLEL_WORK // 4:
+            return None
+        by_rows = [(lo, hi, 0, cout) for lo, hi in _threads.split(rows, count)]
+        by_channels = [(0, rows, 16 * lo, min(16 * hi, cout))
+                       for lo, hi in _threads.split(-(-cout // 16), count)]
+        parts = min(by_rows, by_channels, key=lambda ps: (
+            max((r1 - r0) * -(-(c1 - c0) // 16) for r0, r1, c0, c1 in ps), len(ps)))
+        if len(parts) < 2:
+            return None
+        n = len(parts)
+        srcs = np.repeat(self.src[None], n, axis=0) if self.ring else self.src[None]
+        return (np.array(parts, np.int64), srcs, np.zeros((n, self.slots.size), np.int64),
+                np.zeros((n, self.rows.size), np.int64))
 
 
 def _repeat_then(plan, x, call):
@@ -225,28 +264,53 @@ def _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, fill):
 
 @njit
 def _dw_quant_core(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad):
+    """The whole layer on the calling thread."""
+    _dw_quant_part(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad,
+                   np.int64(0), out_shape[0] * out_shape[1], np.int64(0), out_shape[3])
+    return out
+
+
+@njit(parallel=True)
+def _dw_quant_par(x, srcs, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad,
+                  parts):
+    """The layer in parts run by numba's threads (see :meth:`_Plan.bind`): part ``t``
+    computes output rows ``parts[t, 0:2]`` (over batches) x channels ``parts[t, 2:4]``, with
+    its own ring ``srcs[t]`` (one shared padded copy ``srcs[0]`` without a ring)."""
+    for t in prange(parts.shape[0]):
+        src = srcs[min(np.int64(t), srcs.shape[0] - 1)]
+        _dw_quant_part(x, src, ring, dims, geo, slots[t], rows[t], w,
+                       qp, prm, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
+                       parts[t, 3])
+    return out
+
+
+@njit
+def _dw_quant_part(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad, r_lo,
+                   r_hi, c_lo, c_hi):
+    """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
+    16, or the end); each output vector gets the same instructions whatever the bounds."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     zp, lo, hi, xzp = prm[0], prm[1], prm[2], prm[3]
-    batches, out_h, out_w, cout = out_shape
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
     scratch = np.empty(16, np.uint8)
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
-    for b in range(batches):
-        slots[:] = -(1 << 40)
-        for oy in range(out_h):
-            _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, xzp)
-            o0 = ((b * out_h + oy) * out_w) * cout
-            for c in range(0, cout, 16):
-                if fast:
-                    _dw3x3_quant_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
-                                     stride_w * cout, cout, w, c, cpad, qp, zp, lo, hi, out,
-                                     o0 + c, out_w, cout - c, scratch)
-                else:
-                    for ox in range(out_w):
-                        acc = _dw_quant_taps(src, rows, ox * stride_w * cout + c, kh, kw,
-                                             dil_w * cout, w, c, cpad)
-                        _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
-                                 o0 + ox * cout + c, cout - c, scratch)
-    return out
+    for r in range(r_lo, r_hi):
+        b, oy = r // out_h, r % out_h
+        if r == r_lo or oy == 0:   # a new image: nothing in the ring belongs to it
+            slots[:] = -(1 << 40)
+        _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, xzp)
+        o0 = r * out_w * cout
+        for c in range(c_lo, c_hi, 16):
+            if fast:
+                _dw3x3_quant_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                 stride_w * cout, cout, w, c, cpad, qp, zp, lo, hi, out,
+                                 o0 + c, out_w, cout - c, scratch)
+            else:
+                for ox in range(out_w):
+                    acc = _dw_quant_taps(src, rows, ox * stride_w * cout + c, kh, kw,
+                                         dil_w * cout, w, c, cpad)
+                    _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
+                             o0 + ox * cout + c, cout - c, scratch)
 
 
 @njit(_nrt=False)
@@ -292,34 +356,56 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
 
 @njit
 def _dw_float_core(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad):
+    """The whole layer on the calling thread."""
+    _dw_float_part(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
+                   np.int64(0), out_shape[0] * out_shape[1], np.int64(0), out_shape[3])
+    return out
+
+
+@njit(parallel=True)
+def _dw_float_par(x, srcs, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
+                  parts):
+    """As :func:`_dw_quant_par`."""
+    for t in prange(parts.shape[0]):
+        src = srcs[min(np.int64(t), srcs.shape[0] - 1)]
+        _dw_float_part(x, src, ring, dims, geo, slots[t], rows[t], w,
+                       bias, clamp, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
+                       parts[t, 3])
+    return out
+
+
+@njit
+def _dw_float_part(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
+                   r_lo, r_hi, c_lo, c_hi):
+    """As :func:`_dw_quant_part`, float32."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
-    batches, out_h, out_w, cout = out_shape
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
-    for b in range(batches):
-        slots[:] = -(1 << 40)
-        for oy in range(out_h):
-            _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, np.float32(0.0))
-            o0 = ((b * out_h + oy) * out_w) * cout
-            for c in range(0, cout, 16):
-                if fast and cout - c > 8:
-                    _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
-                                     stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
-                                     o0 + c, out_w, cout - c, scratch)
-                    continue
-                if fast:   # the last <= 8 channels: 8-lane vectors
-                    _dw3x3_float_row8(src, rows[0] + c, rows[1] + c, rows[2] + c,
-                                      stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
-                                      o0 + c, out_w, cout - c, scratch)
-                    continue
-                for ox in range(out_w):
-                    acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
-                                         dil_w * cout, w, c, cpad)
-                    # TFLite: ActivationFunctionWithMinMax(total + bias)
-                    r = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
-                    _store_f(r, out, o0 + ox * cout + c, cout - c, scratch)
-    return out
+    for r in range(r_lo, r_hi):
+        b, oy = r // out_h, r % out_h
+        if r == r_lo or oy == 0:
+            slots[:] = -(1 << 40)
+        _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, np.float32(0.0))
+        o0 = r * out_w * cout
+        for c in range(c_lo, c_hi, 16):
+            if fast and cout - c > 8:
+                _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                 stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
+                                 o0 + c, out_w, cout - c, scratch)
+                continue
+            if fast:   # the last <= 8 channels: 8-lane vectors
+                _dw3x3_float_row8(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                  stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
+                                  o0 + c, out_w, cout - c, scratch)
+                continue
+            for ox in range(out_w):
+                acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
+                                     dil_w * cout, w, c, cpad)
+                # TFLite: ActivationFunctionWithMinMax(total + bias)
+                r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
+                _store_f(r_, out, o0 + ox * cout + c, cout - c, scratch)
 
 
 @njit(_nrt=False)
@@ -342,6 +428,7 @@ def _dw3x3_float_row(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o
         acc = vf_muladd(acc, vf_load(x, r2 + i + cout), w7)
         acc = vf_muladd(acc, vf_load(x, r2 + i + 2 * cout), w8)
         _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * cout, count, scratch)
+
 
 
 @njit(_nrt=False)
@@ -368,6 +455,7 @@ def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, 
             vh_store(r, out, o0 + ox * cout)
         else:
             vf_storen(r, out, o0 + ox * cout, count)
+
 
 
 @njit(_nrt=False)

@@ -22,13 +22,18 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_mul, vi_requant, vi_splat, vi_store8
+from nnsim.kernels import threads as _threads
+from nnsim.kernels._jit import (njit, prange, vi_add, vi_load8, vi_mul, vi_requant, vi_splat,
+                               vi_store8)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
 __all__ = ["add", "sub", "mul", "add_sub_params", "mul_params", "prepare_binary"]
 
 _ADD, _SUB, _MUL = 0, 1, 2
+#: Quantized ADD/SUB/MUL of at least this many elements run in parts with more than one
+#: thread (nnsim.kernels.threads); 3 requantizations per element make 4096 about 10 us.
+_PARALLEL_ELEMENTS = 4096
 
 
 def add(a, b, *, fuse=0, in1_scale=None, in1_zp=0, in2_scale=None, in2_zp=0, out_scale=None,
@@ -142,8 +147,15 @@ class _BinaryPlan:
         if not self.same or not (a.flags.c_contiguous and b.flags.c_contiguous):
             return None
         if self.quantized:
-            return partial(_quant_core, a.reshape(-1), b.reshape(-1), self.tables, self.prm,
-                           out.reshape(-1).view(np.uint8))
+            args = (a.reshape(-1), b.reshape(-1), self.tables, self.prm,
+                    out.reshape(-1).view(np.uint8))
+            count = _threads.get_num_threads()
+            vectors = -(-out.size // 16)
+            if count > 1 and out.size >= _PARALLEL_ELEMENTS:   # parts of whole vectors
+                parts = np.array([(16 * lo, min(16 * hi, out.size))
+                                  for lo, hi in _threads.split(vectors, count)], np.int64)
+                return partial(_quant_core_par, *args, parts)
+            return partial(_quant_core, *args)
         if a.dtype != np.float32 or b.dtype != np.float32:
             return None
         return partial(_float_core, self.op, a.reshape(-1), b.reshape(-1), self.lo, self.hi,
@@ -166,17 +178,31 @@ class _BinaryPlan:
 @njit
 def _quant_core(a, b, tables, prm, out):
     """16 elements at a time; the last partial vector goes through 16-byte scratch buffers."""
-    n = out.size
-    full = n - n % 16
-    for i in range(0, full, 16):
+    _quant_range(a, b, tables, prm, out, np.int64(0), np.int64(out.size))
+    return out
+
+
+@njit(parallel=True)
+def _quant_core_par(a, b, tables, prm, out, parts):
+    """:func:`_quant_core` in parts (element ranges starting at multiples of 16) run by numba's
+    threads; every element is computed as in one thread."""
+    for t in prange(parts.shape[0]):
+        _quant_range(a, b, tables, prm, out, parts[t, 0], parts[t, 1])
+    return out
+
+
+@njit
+def _quant_range(a, b, tables, prm, out, start, n):
+    """Elements ``start:n`` (``start`` a multiple of 16)."""
+    full = n - (n - start) % 16
+    for i in range(start, full, 16):
         _quant16(a, b, i, tables, prm, out, i)
     if full < n:
         ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
-        ta[:n - full] = a[full:]
-        tb[:n - full] = b[full:]
+        ta[:n - full] = a[full:n]
+        tb[:n - full] = b[full:n]
         _quant16(ta, tb, 0, tables, prm, to, 0)
-        out[full:] = to[:n - full]
-    return out
+        out[full:n] = to[:n - full]
 
 
 @njit(_nrt=False)

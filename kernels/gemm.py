@@ -4,8 +4,10 @@ A convolution is ``out[p, c] = sum_k patch[p, k] * w[k, c]`` over output pixels 
 the output viewed as ``[N * OH * OW, Cout]``) and taps ``k`` in TFLite's (ky, kx, ci) order.
 Patches are either input rows (1x1, stride 1, unpadded: no copy) or gathered per block of
 pixels (im2col). Micro-kernels compute 4 pixels x 64 channels in 16-lane vector registers
-(:mod:`nnsim.kernels._jit` SIMD ops), then the tile is requantized (or biased and clamped)
-into the output.
+(:mod:`nnsim.kernels._jit` SIMD ops; 3 pixels x 16 channels on AVX2,
+:mod:`nnsim.kernels._gemm_avx2`), then the tile is requantized (or biased and clamped)
+into the output. With more than one thread (:mod:`nnsim.kernels.threads`) a layer is split
+into ranges of output pixels or of 64-channel tiles.
 
 Integer path (uint8 / int8, exact modulo 2**32 like TFLite's int32 accumulator). With
 ``xu = x`` (uint8) or ``x + 128`` (int8) and ``ws = w`` (int8) or ``w - 128`` (uint8), i.e.
@@ -19,7 +21,8 @@ pixel, ``SW = sum_k ws`` per channel and ``K`` the number of taps. Padding taps 
 channel term is folded into the bias once (:class:`QuantGemmPlan`); ``SX`` is only computed when
 ``cw != w_zp`` (uint8 filters whose zero point is not 128).
 
-Float path: ``acc = 0; acc = acc + x[k] * w[k]`` in k order, one product at a time (no FMA),
+Float path: ``acc = 0; acc = acc + x[k] * w[k]`` in k order, one product at a time (fused
+multiply-add when the CPU has FMA),
 then ``+ bias`` and the clamp: TFLite's reference order, lane by lane.
 """
 
@@ -30,10 +33,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS,
+from nnsim.kernels import threads as _threads
+from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
                                         _fill_padded)
-from nnsim.kernels._gemm_float import _float_conv_core
-from nnsim.kernels._gemm_int import _quant_conv_core, _requantize_core  # noqa: F401 (re-export)
+from nnsim.kernels._jit import SIMD_MODE
+from nnsim.kernels._gemm_float import _float_conv_core, _float_conv_par
+from nnsim.kernels._gemm_int import _quant_conv_core, _quant_conv_par
+from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params"]
 
@@ -172,6 +178,33 @@ class _Plan:
         self.cols = np.zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
         self.rb = np.zeros(_BLOCK + 2 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
+        self._split = {}   # thread count -> (parts, scratch per part) or None
+
+    def _parallel(self, scratch):
+        """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
+        copies of each scratch array)``, or None to run serially (1 thread, or too little
+        work). Parts are ranges of whole 4-pixel groups (all channels) or of whole 64-channel
+        tiles (all pixels), whichever spreads more evenly."""
+        count = _threads.get_num_threads()
+        if count <= 1:
+            return None
+        if count not in self._split:
+            self._split[count] = self._make_split(count, scratch)
+        return self._split[count]
+
+    def _make_split(self, count, scratch):
+        pixels = int(np.prod(self.out_shape[:3]))
+        if pixels * self.cout * self.k < _threads.MIN_PARALLEL_WORK:
+            return None
+        by_pixels = [(lo * _ROWS, min(hi * _ROWS, pixels), 0, self.cout)
+                     for lo, hi in _threads.split(-(-pixels // _ROWS), count)]
+        by_channels = [(0, pixels, lo * _TILE, min(hi * _TILE, self.cout))
+                       for lo, hi in _threads.split(-(-self.cout // _TILE), count)]
+        parts = min(by_pixels, by_channels, key=_split_cost)
+        if len(parts) < 2:
+            return None
+        return (np.array(parts, np.int64),
+                tuple(np.zeros((len(parts), a.size), a.dtype) for a in scratch))
 
     def _weights(self, w):
         """The filter as the [Cout, K] matrix of the micro-kernels (window widened)."""
@@ -205,8 +238,10 @@ class QuantGemmPlan(_Plan):
         bias = np.zeros(cout, np.int64) if bias is None else bias.astype(np.int64)
         self.wp = packed.data
         self.flip = bool(cx)
-        self.qp = requant_params(bias - fill * packed.sums.astype(np.int64), mults, shifts)
         direct = self.mode == _DIRECT
+        if SIMD_MODE == "avx2" and cx and direct:   # the AVX2 kernels sum x * ws, not xu * ws
+            bias = bias + 128 * packed.sums.astype(np.int64)
+        self.qp = requant_params(bias - fill * packed.sums.astype(np.int64), mults, shifts)
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
@@ -222,13 +257,18 @@ class QuantGemmPlan(_Plan):
         (both arrays fixed: an interpreter's tensor buffers), with every view made once."""
         xb = x.view(np.uint8)
         args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
-                out.shape[1], out.shape[2], self.cols, self.rb, self.sx)
+                out.shape[1], out.shape[2])
+        core, split = _quant_conv_core, self._parallel((self.cols, self.rb, self.sx))
+        if split is None:
+            args += (self.cols, self.rb, self.sx)
+        else:
+            core, args = _quant_conv_par, args + split[1] + (split[0],)
         if self.mode == _DIRECT:
-            return partial(_quant_conv_core, xb.reshape(-1), *args)
+            return partial(core, xb.reshape(-1), *args)
         # int8 -> uint8 + 128 while copying into the padded input
         fill = (xb, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
                 np.uint8(128 if self.flip else 0), self.padded)
-        return partial(_padded_then, _quant_conv_core, fill, self.padded, args)
+        return partial(_padded_then, core, fill, self.padded, args)
 
 
 class FloatGemmPlan(_Plan):
@@ -253,12 +293,24 @@ class FloatGemmPlan(_Plan):
     def bind(self, x, out):
         """As :meth:`QuantGemmPlan.bind`."""
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
-                out.shape[1], out.shape[2], self.cols, self.rb)
+                out.shape[1], out.shape[2])
+        core, split = _float_conv_core, self._parallel((self.cols, self.rb))
+        if split is None:
+            args += (self.cols, self.rb)
+        else:
+            core, args = _float_conv_par, args + split[1] + (split[0],)
         if self.mode == _DIRECT:
-            return partial(_float_conv_core, x.reshape(-1), *args)
+            return partial(core, x.reshape(-1), *args)
         fill = (x, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
                 np.uint8(0), self.padded)
-        return partial(_padded_then, _float_conv_core, fill, self.padded, args)
+        return partial(_padded_then, core, fill, self.padded, args)
+
+
+def _split_cost(parts):
+    """The micro-kernel work of the largest part (4-pixel groups x 16-channel columns), then
+    the number of parts."""
+    return (max(-(-(p1 - p0) // _ROWS) * -(-(c1 - c0) // 16) for p0, p1, c0, c1 in parts),
+            len(parts))
 
 
 def _padded_then(core, fill, padded, args):

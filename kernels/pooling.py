@@ -13,12 +13,44 @@ activation range (computed from ``out_scale`` / ``out_zp`` for quantized tensors
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
 
-__all__ = ["average_pool_2d", "max_pool_2d"]
+__all__ = ["average_pool_2d", "max_pool_2d", "bind_pool_2d"]
+
+
+def bind_pool_2d(kind, x, out, *, filter_h, filter_w, stride_h, stride_w, pad_top, pad_bottom,
+                 pad_left, pad_right, fuse=0, out_scale=None, out_zp=0):
+    """A function of no arguments writing the pool (``kind`` "avg" or "max") of the current
+    contents of ``x`` into ``out`` (both fixed, C-contiguous, float32 / uint8 / int8, ``out``
+    of the pool's shape and ``x``'s dtype), for an interpreter's fixed buffers; None when the
+    arguments do not allow it (call :func:`average_pool_2d` / :func:`max_pool_2d` instead)."""
+    x, out = np.asarray(x), np.asarray(out)
+    pads = (pad_top, pad_bottom, pad_left, pad_right)
+    if (x.ndim != 4 or out.dtype != x.dtype or not x.flags.c_contiguous
+            or not out.flags.c_contiguous or x.dtype not in (np.uint8, np.int8, np.float32)
+            or filter_h < 1 or filter_w < 1):
+        return None
+    cm.check_conv_geometry(stride_h, stride_w, 1, 1, pads)
+    oh = cm.conv_out_size(x.shape[1], filter_h, stride_h, 1, pad_top, pad_bottom)
+    ow = cm.conv_out_size(x.shape[2], filter_w, stride_w, 1, pad_left, pad_right)
+    if out.shape != (x.shape[0], oh, ow, x.shape[3]):
+        return None
+    geometry = (filter_h, filter_w, stride_h, stride_w, pad_top, pad_left)
+    if x.dtype == np.float32:
+        lo, hi = cm.float_clamp(fuse)
+        if kind == "avg":
+            return partial(_avg_pool_float_core, x, *geometry, lo, hi, out)
+        return partial(_max_pool_float_core, x, *geometry, np.finfo(np.float32).min, lo, hi, out)
+    lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, x.dtype)
+    if kind == "avg":
+        return partial(_avg_pool_quant_core, x, *geometry, int(lo), int(hi), out)
+    return partial(_max_pool_quant_core, x, *geometry, int(np.iinfo(x.dtype).min), int(lo),
+                   int(hi), out)
 
 
 def _pool(kind, x, filter_h, filter_w, stride_h, stride_w, pads, fuse, out_scale, out_zp):

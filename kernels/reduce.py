@@ -14,6 +14,15 @@ resolving to {1, 2} (a global average pool) uses ``optimized_ops::Mean``::
     M, S = QuantizeMultiplier(float32(in_scale / (float32(H * W) * out_scale)))
     out = clamp(MBQM(sum(x), M, S) + bias)
 
+``variant="aosp"``: NNAPI's MEAN on AOSP's CpuExecutor (``meanGeneric<T, int32_t>``,
+common/cpu_operations/SimpleMath.cpp:53-82, calling TFLite's template
+``reference_ops::Mean<T, U>``): the int32 sum of the raw quantized values divided by the count
+with C++ ``/`` (toward zero), cast to the type. No zero point, no rounding, no requantization:
+NNAPI requires the output's scale and zero point to equal the input's, and AOSP never reads
+them (docs/numerics.md)::
+
+    out = T(trunc(int32(sum(x)) / n))
+
 Float: float32 sum in input order divided by the float32 count (``reference_ops::Mean``).
 """
 
@@ -46,8 +55,9 @@ def mean(x, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None, out_zp=0
         Keep reduced dimensions with size 1.
     in_scale, in_zp, out_scale, out_zp
         Quantization; the output defaults to the input's parameters.
-    variant : {"reference", "optimized"}
-        Which TFLite quantized kernel to match (see the module docstring).
+    variant : {"reference", "optimized", "aosp"}
+        Which quantized kernel to match: TFLite's two, or AOSP's CpuExecutor (see the module
+        docstring; ``"aosp"`` ignores ``out_scale`` and ``out_zp``).
 
     Returns
     -------
@@ -91,6 +101,12 @@ class _MeanPlan:
             cm.check_dtype("input", np.empty(0, dtype), cm.FLOAT_DTYPES)
             self.out = np.empty((outer, inner), np.float32)
             return
+        self.count = count
+        self.out = np.empty((outer, inner), dtype)
+        self.sums = np.empty((outer, inner), np.int32)
+        if variant == "aosp":
+            self.table = None
+            return
         in_scale = cm.require(in_scale, "in_scale")
         if out_scale is None:
             out_scale, out_zp = in_scale, in_zp
@@ -107,8 +123,6 @@ class _MeanPlan:
         self.table = requant_params(np.full(inner, -subtract, np.int64), np.full(inner, m),
                                     np.full(inner, s))
         self.offset = int(offset)
-        self.sums = np.empty((outer, inner), np.int32)
-        self.out = np.empty((outer, inner), dtype)
 
     def bind(self, x):
         """A function of no arguments computing the mean of the current contents of ``x``
@@ -116,6 +130,8 @@ class _MeanPlan:
         if not self.blocked or self.dtype.kind == "f" or not x.flags.c_contiguous:
             return None
         blocks = x.reshape(self.blocks)
+        if self.table is None:
+            return partial(_mean_aosp_run, blocks, self.sums, self.count, self.out)
         return partial(_mean_quant_run, blocks, self.sums, self.table, self.offset, self.qmin,
                        self.qmax, self.out.view(np.uint8))
 
@@ -128,6 +144,8 @@ class _MeanPlan:
         if self.dtype.kind == "f":
             _mean_float_core(blocks.astype(np.float32, copy=False), self.out)
             return self.out.reshape(self.out_shape).astype(self.dtype, copy=False)
+        if self.table is None:
+            return _mean_aosp_run(blocks, self.sums, self.count, self.out).reshape(self.out_shape)
         _sum_blocks_core(blocks, self.sums)     # int32 wrap-around, as TFLite's accumulator
         _requantize_core(self.sums, self.table, self.offset, self.qmin, self.qmax,
                          self.out.view(np.uint8))
@@ -161,6 +179,16 @@ def mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count):
     bias = int(out_zp) - int(t)
     m, s = quantize_multiplier(float(np.float32(in_scale / np.float32(num * out_scale))))
     return m, s, bias
+
+
+def _mean_aosp_run(blocks, sums, count, out):
+    """``variant="aosp"``: int32 sums, divided toward zero (exact int64 numpy), cast to the
+    output type with C++ wrap-around (``static_cast<T>``). A zero count leaves zeros."""
+    _sum_blocks_core(blocks, sums)
+    total = sums.astype(np.int64)
+    quotient = np.abs(total) // max(count, 1)
+    out[...] = np.where(total < 0, -quotient, quotient).astype(out.dtype)
+    return out
 
 
 def _mean_quant_run(blocks, sums, table, offset, qmin, qmax, out):

@@ -8,7 +8,7 @@ import argparse
 import sys
 
 import nnsim
-from nnsim.commands import cache, devices, diff, graph, ops, props
+from nnsim.commands import audit, cache, compare, devices, diff, graph, ops, props
 from nnsim.commands import explain as explain_cmd
 from nnsim.commands import run as run_cmd
 from nnsim.commands.common import RunError, UsageError
@@ -22,7 +22,7 @@ EXAMPLES = {
 }
 
 
-COMMAND_MODULES = [explain_cmd, graph, diff, devices, props, ops, cache]
+COMMAND_MODULES = [explain_cmd, graph, diff, compare, audit, devices, props, ops, cache]
 
 
 class Parser(argparse.ArgumentParser):

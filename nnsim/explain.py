@@ -21,6 +21,7 @@ from nnsim.runtime.plan import get_performance
 from nnsim.types import FLT_MAX, OperandType, OperationCode, PreferenceCode
 
 NNAPI_CPU = "nnapi-reference"
+NNAPI_DELEGATE = "TFLite NNAPI delegate"
 INT8 = "TENSOR_QUANT8_ASYMM_SIGNED"
 UINT32_MAX = 0xFFFFFFFF
 
@@ -67,6 +68,10 @@ class Explanation:
     summary: dict
     excluded: dict = field(default_factory=dict)   # device -> why it was not a candidate
     delegate_error: str = ""
+    delegate: str = NNAPI_DELEGATE  # who refused nodes ("VX delegate" for nnsim.tflite.vx)
+    delegate_detail: str = ""       # a header line replacing the NNAPI device line
+    recommendation: str = ""        # the other delegate, when it puts more on the NPU
+    alternative: dict = field(default_factory=dict)   # its figures (nnsim.tflite.vx.advice)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -387,8 +392,12 @@ def fallback_nodes(ex: Explanation) -> list:
 
 
 def header_lines(ex: Explanation) -> list[str]:
-    lines = [f"model: {ex.model}", f"android sdk {ex.sdk}, delegate feature level "
-                                   f"{ex.target_feature_level}; devices: {', '.join(ex.devices) or '(none)'}"]
+    if ex.delegate_detail:
+        lines = [f"model: {ex.model}", ex.delegate_detail]
+    else:
+        lines = [f"model: {ex.model}", f"android sdk {ex.sdk}, delegate feature level "
+                                       f"{ex.target_feature_level}; devices: "
+                                       f"{', '.join(ex.devices) or '(none)'}"]
     for name, why in ex.excluded.items():
         lines.append(f"{name} excluded: {why}")
     if ex.delegate_error:
@@ -411,7 +420,7 @@ def format_text(ex: Explanation, fallback_only: bool = False) -> list[str]:
         cost = "" if e.on_accelerator else f" (CPU time {impact_text(e.impact_ns)})"
         lines.append(f"node {e.node} {e.op}: ran on {e.ran_on}{cost}")
         for r in e.delegate_refusals:
-            lines.append(f"    refused by the TFLite NNAPI delegate: {r}")
+            lines.append(f"    refused by the {ex.delegate}: {r}")
         if e.not_delegated:
             lines.append(f"    not delegated: {e.not_delegated}")
         for v in e.devices:
@@ -436,6 +445,8 @@ def format_text(ex: Explanation, fallback_only: bool = False) -> list[str]:
             lines.append(f"  - {f} ({len(ids)} node(s): {shown})")
     elif fallback_only and not nodes:
         lines.append("every node runs on an accelerator")
+    if ex.recommendation:
+        lines += ["", f"recommendation: {ex.recommendation}"]
     return lines
 
 

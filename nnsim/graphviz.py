@@ -81,6 +81,7 @@ class GraphView:
     colours: dict                # device name or TFLite CPU -> fill colour
     counts: dict                 # where a node ran (a device, "a+b" when split, or TFLite
                                  # CPU) -> TFLite nodes: each node counted once
+    delegate: str = "NNAPI"      # whose partitions these are ("VX" for the VX delegate)
 
     def node_colours(self, node: GNode) -> list:
         if node.partition is None:
@@ -108,10 +109,10 @@ def _tensor(t, role=None, position=0, shapes=None) -> GTensor:
                    quant=quant_text(t))
 
 
-def node_reasons(e) -> tuple[list, list]:
+def node_reasons(e, refuser: str = "TFLite NNAPI delegate") -> tuple[list, list]:
     """(reasons, fixes) of a node from its ``nnsim.explain.NodeExplanation``."""
     from nnsim.explain import choice_text, perf_text
-    reasons = [f"refused by the TFLite NNAPI delegate: {r}" for r in e.delegate_refusals]
+    reasons = [f"refused by the {refuser}: {r}" for r in e.delegate_refusals]
     if e.not_delegated:
         reasons.append(f"not delegated: {e.not_delegated}")
     ran = e.ran_on.split("+")
@@ -137,6 +138,8 @@ def build_view(model, result, title: str, device_names=(), shapes=None,
     sg = model.subgraphs[0]
     places = placements(model, result)
     explained = {e.node: e for e in explanation.nodes} if explanation is not None else {}
+    refuser = getattr(explanation, "delegate", "TFLite NNAPI delegate")
+    label = "VX" if getattr(result, "delegate_name", "") == "Vx Delegate" else "NNAPI"
     tensors, constants = {}, {}
     for k, i in enumerate(sg.inputs):
         tensors[i] = _tensor(sg.tensors[i], "input", k, shapes)
@@ -160,7 +163,8 @@ def build_view(model, result, title: str, device_names=(), shapes=None,
         outs = [o for o in op.outputs if o >= 0]
         for o in outs:
             tensors.setdefault(o, _tensor(sg.tensors[o], shapes=shapes)).producer = p.node
-        reasons, fixes = node_reasons(explained[p.node]) if p.node in explained else ([], [])
+        reasons, fixes = node_reasons(explained[p.node], refuser) if p.node in explained \
+            else ([], [])
         nodes.append(GNode(p.node, p.op_name, p.where, list(dict.fromkeys(p.devices)),
                            p.partition, ins, outs, consts, node_attributes(op), reasons, fixes))
     partitions = []
@@ -186,9 +190,10 @@ def build_view(model, result, title: str, device_names=(), shapes=None,
         colours[TFLITE_CPU] = CPU_COLOUR
         counts[TFLITE_CPU] = counts.pop(TFLITE_CPU)   # the CPU entry last
     delegated = sum(1 for n in nodes if n.partition is not None)
-    summary = (f"{delegated} of {len(nodes)} nodes delegated to NNAPI in "
+    summary = (f"{delegated} of {len(nodes)} nodes delegated to {label} in "
                f"{len(partitions)} partition(s)")
-    return GraphView(title, summary, nodes, tensors, constants, partitions, colours, counts)
+    return GraphView(title, summary, nodes, tensors, constants, partitions, colours, counts,
+                     label)
 
 
 # -- dot ------------------------------------------------------------------------------------------
@@ -206,7 +211,8 @@ def node_tooltip(view: GraphView, n: GNode) -> str:
     lines = [f"node {n.index}: {n.op_name}", f"runs on: {n.where}"]
     if n.partition is not None:
         p = view.partitions[n.partition]
-        lines.append(f"NNAPI partition {n.partition} (delegate node {p.delegate_node})")
+        lines.append(f"{view.delegate} partition {n.partition} (delegate node "
+                     f"{p.delegate_node})")
     if n.attrs:
         lines.append("attributes: " + ", ".join(n.attrs))
     lines.extend(f"why: {r}" for r in n.reasons)
@@ -269,7 +275,7 @@ def to_dot(view: GraphView) -> str:
     for p in view.partitions:
         devs = ", ".join(p.devices) or "NNAPI"
         w(f"    subgraph cluster_partition_{p.index} {{")
-        label = (f"NNAPI partition {p.index} (delegate node {p.delegate_node}): "
+        label = (f"{view.delegate} partition {p.index} (delegate node {p.delegate_node}): "
                  f"{len(p.nodes)} nodes on {devs}")
         w(f"        label={_q(label)}")
         w(f"        style=\"dashed,rounded\" color={_q(PARTITION_COLOUR)} penwidth=2 "
@@ -299,7 +305,8 @@ def to_dot(view: GraphView) -> str:
           f"label={_q(f'{name}: {count} node(s)')}]")
     if view.partitions:
         w(f"        legend_partition [shape=box style=\"dashed,rounded\" "
-          f"color={_q(PARTITION_COLOUR)} penwidth=2 label=\"NNAPI delegate partition\"]")
+          f"color={_q(PARTITION_COLOUR)} penwidth=2 "
+          f"label={_q(view.delegate + ' delegate partition')}]")
     w("        legend_io [shape=ellipse style=filled fillcolor=\"#000000\" fontcolor=white "
       "label=\"model input / output\"]")
     w("    }")
@@ -380,7 +387,7 @@ def _svg(view: GraphView) -> str:
                          f'width="{hi - lo + 16:.0f}" height="{h:.0f}" fill="{tint}"/>')
             if first:
                 parts.append(f'<text class="plabel" x="{lo - 6:.0f}" y="{y - 3:.0f}" '
-                             f'fill="{tint}">NNAPI partition {p.index} '
+                             f'fill="{tint}">{view.delegate} partition {p.index} '
                              f'({", ".join(p.devices) or "NNAPI"})</text>')
                 first = False
     left: dict = {}
@@ -516,7 +523,8 @@ def to_html(view: GraphView) -> str:
                      f'node(s)</li>' for name, count in view.counts.items())
     if view.partitions:
         legend += ('<li><span class="sw" style="background:rgba(29,78,137,.15)"></span>shaded '
-                   'region: an NNAPI delegate partition (one delegate node)</li>')
+                   f'region: {"an" if view.delegate == "NNAPI" else "a"} {view.delegate} delegate '
+                   f'partition (one delegate node)</li>')
     rows = []
     for n in view.nodes:
         part = "" if n.partition is None else str(n.partition)

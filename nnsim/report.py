@@ -46,7 +46,9 @@ def placements(model, result, subgraph_index: int = 0) -> list[NodePlacement]:
     out = {n: NodePlacement(n, op.name, None) for n, op in enumerate(sg.operators)}
     if result is not None:
         for k, kernel in enumerate(result.kernels):
-            devices = nnapi_devices_by_tflite_node(kernel)
+            # a kernel that runs without NNAPI (the VX delegate) says where its nodes run
+            devices = kernel.node_devices() if hasattr(kernel, "node_devices") else \
+                nnapi_devices_by_tflite_node(kernel)
             for n in kernel.nodes:
                 out[n].partition = k
                 out[n].devices = devices.get(n, [])

@@ -23,6 +23,9 @@ def mean(x, axes, keep_dims, *, in_scale=None, in_zp=0, out_scale=None, out_zp=0
     if out_scale is None:
         out_scale, out_zp = in_scale, in_zp
     total = fx.wrap32(x.astype(np.int64).sum(axis=reduced, keepdims=bool(keep_dims)))
+    if variant == "aosp":   # C++ '/' truncates toward zero; static_cast<T> wraps
+        quotient = np.abs(total) // max(count, 1)
+        return np.where(total < 0, -quotient, quotient).astype(x.dtype)
     if variant == "optimized" and is_mean_4d_fast_path(x.ndim, raw_axes, keep_dims):
         m, s, bias = mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count)
         raw = fx.mbqm(total, m, s) + bias

@@ -8,13 +8,18 @@ nnapi-reference). ``benchmark`` and ``diff`` emulate benchmark_model and inferen
 library default is ``disallow_nnapi_cpu=true``. ``--device NAME`` keeps only the named
 devices: naming no nnapi-reference excludes it too. Every command prints ``devices_line``:
 the candidate devices and, for each excluded one, why.
+
+``--external_delegate_path=libvx_delegate.so`` (with ``--external_delegate_options='k:v;k:v'``,
+benchmark_model's spelling and splitting) makes the app apply the VX delegate instead
+(nnsim.tflite.vx): the NNAPI flags then do not apply.
 """
 from __future__ import annotations
 
 import argparse
 
 __all__ = ["flag_bool", "sdk_version", "add_client_arguments", "client_delegate",
-           "devices_line", "CLIENT_DESCRIPTION"]
+           "nnapi_client_delegate", "uses_vx", "client_description", "devices_line",
+           "CLIENT_DESCRIPTION"]
 
 CLIENT_DESCRIPTION = ("an app's NnApiDelegate (nnsim's default: nnapi-reference allowed; "
                       "--disable_nnapi_cpu for TFLite's library default)")
@@ -64,9 +69,54 @@ def add_client_arguments(p) -> None:
                    metavar="NAME", help="hand operations to this NNAPI device only")
     g.add_argument("--max_delegated_partitions", type=_partitions, default=3, metavar="N",
                    help="delegate at most N partitions (default 3, TFLite's; 0 = no limit)")
+    x = p.add_argument_group("external delegate (instead of NNAPI)")
+    x.add_argument("--external_delegate_path", "--external-delegate-path", metavar="LIB",
+                   help="apply this external delegate instead of NNAPI: libvx_delegate.so "
+                        "(any directory), the VX delegate on the board's NPU")
+    x.add_argument("--external_delegate_options", "--external-delegate-options", default="",
+                   metavar="'K:V;K:V'",
+                   help="its options, key:value pairs separated by ';' (VX: "
+                        "allowed_cache_mode:true;cache_file_path:/data/local/tmp/model.nb)")
+
+
+def uses_vx(args) -> bool:
+    """True when the flags ask for the VX delegate (UsageError for another library)."""
+    path = getattr(args, "external_delegate_path", None)
+    if not path:
+        if getattr(args, "external_delegate_options", ""):
+            from nnsim.commands.common import UsageError
+            raise UsageError("--external_delegate_options needs --external_delegate_path")
+        return False
+    from nnsim.tflite.vx import is_vx_library
+    if not is_vx_library(path):
+        from nnsim.commands.common import UsageError
+        raise UsageError(f"--external_delegate_path={path}: nnsim emulates one external "
+                         f"delegate, libvx_delegate.so (the VX delegate)")
+    return True
+
+
+def client_description(args) -> str:
+    if uses_vx(args):
+        return f"an app's external delegate {args.external_delegate_path} (the VX delegate)"
+    return CLIENT_DESCRIPTION
 
 
 def client_delegate(args, **extra):
+    """The delegate of the emulated app: the VX delegate with --external_delegate_path, else
+    the NnApiDelegate from the NNAPI flags (and ``--device``); ``extra``: NNAPI options."""
+    if uses_vx(args):
+        from nnsim.commands.common import UsageError
+        from nnsim.tflite.vx import load_vx_delegate
+        from nnsim.tflite.vx.options import split_cli_options
+        try:
+            return load_vx_delegate(args.external_delegate_path,
+                                    split_cli_options(args.external_delegate_options))
+        except ValueError as e:
+            raise UsageError(" ".join(str(e).split("\n")[1:])) from None
+    return nnapi_client_delegate(args, **extra)
+
+
+def nnapi_client_delegate(args, **extra):
     """The NnApiDelegate of the emulated app from the parsed flags (and ``--device``)."""
     from nnsim.tflite import NnApiDelegate
     disallow_cpu = bool(args.disable_nnapi_cpu)

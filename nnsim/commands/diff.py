@@ -26,7 +26,7 @@ import time
 import numpy as np
 
 import nnsim
-from nnsim.commands.client import flag_bool, sdk_version
+from nnsim.commands.client import client_delegate, flag_bool, sdk_version, uses_vx
 from nnsim.commands.common import RunError, UsageError, load_model_bytes
 from nnsim.commands.graph import delegated_interpreter, quiet_logs, setup_board
 
@@ -47,7 +47,8 @@ EPILOG = """examples:
   nnsim diff model.tflite --num_runs=5 --board vs680
   nnsim diff model.tflite --use_nnapi=true --nnapi_accelerator_name=vsi-npu
   nnsim diff model.tflite --disable_nnapi_cpu=false --max_delegated_partitions=1
-  nnsim diff --model_file=model.tflite --output_file_path=metrics.pb"""
+  nnsim diff --model_file=model.tflite --output_file_path=metrics.pb
+  nnsim diff model.tflite --external_delegate_path=libvx_delegate.so   # the VX delegate"""
 
 INVOCATIONS_PER_RUN = 3
 PREFERENCES = {"low_power": 0, "fast_single_answer": 1, "sustained_speed": 2, "undefined": -1}
@@ -115,6 +116,12 @@ def add_arguments(p) -> None:
                    help="with --delegate_serialize_token: NNAPI compilation cache directory")
     n.add_argument("--delegate_serialize_token", default="", metavar="TOKEN",
                    help="with --delegate_serialize_dir: the model token")
+    x = p.add_argument_group("external delegate provider flags")
+    x.add_argument("--external_delegate_path", metavar="LIB",
+                   help="test interpreter: this external delegate instead of NNAPI "
+                        "(libvx_delegate.so, the VX delegate on the board's NPU)")
+    x.add_argument("--external_delegate_options", default="", metavar="'K:V;K:V'",
+                   help="its options: key:value pairs separated by ';'")
     s = p.add_argument_group("nnsim flags")
     s.add_argument("--board", default="imx8mp", help="board profile (default: imx8mp)")
     s.add_argument("--device", action="append", metavar="NAME",
@@ -265,13 +272,18 @@ def run(args, out) -> int:
               f"({args.nnapi_accelerator_name}) to be used.", file=sys.stderr)
     display, data = load_model_bytes(path)
     reference = delegated_interpreter(data, path, [], num_threads=1)
-    delegates = [NnApiDelegate(**options)] if use_nnapi else []
+    if uses_vx(args):   # nnsim applies one delegate per graph: the external one
+        delegates = [client_delegate(args)]
+    else:
+        delegates = [NnApiDelegate(**options)] if use_nnapi else []
     test = delegated_interpreter(data, path, delegates, num_threads=args.num_interpreter_threads)
     if test.delegation_error:
         raise RunError(f"Failed to apply delegate 0: {test.delegation_error}")
     if delegates:   # stdout stays inference_diff's own lines
-        print(f"nnsim: client: inference_diff; {delegates[0].devices_text(args.device or ())}",
-              file=sys.stderr)
+        text = delegates[0].devices_text(args.device or ())
+        if hasattr(delegates[0], "describe"):   # the VX delegate: which NPU it drives
+            text = f"delegate: {delegates[0].describe()}; {text}"
+        print(f"nnsim: client: inference_diff; {text}", file=sys.stderr)
     inputs = reference.get_input_details()
     for k, d in enumerate(inputs):
         if np.dtype(d["dtype"]).name not in SUPPORTED_INPUTS:

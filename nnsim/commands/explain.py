@@ -4,9 +4,10 @@ from __future__ import annotations
 import json
 
 import nnsim
-from nnsim.commands.client import add_client_arguments, client_delegate, sdk_version
-from nnsim.commands.common import (RunError, apply_board, apply_setprops, install_log_handlers,
-                                   load_model_bytes)
+from nnsim.commands.client import (add_client_arguments, client_delegate,
+                                   nnapi_client_delegate, sdk_version, uses_vx)
+from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
+                                   install_log_handlers, load_model_bytes)
 
 NAME = "explain"
 HELP = "for every node and device: supported or not, the exact reason, and fixes"
@@ -18,7 +19,11 @@ EPILOG = """examples:
   nnsim explain tf2_mobilenet_v2_1.0_224_ptq.tflite --board imx8mp
   nnsim explain model.tflite --fallback-only          # only what misses the NPU, costliest first
   nnsim explain model.tflite --format json > explain.json
-  nnsim explain model.tflite --steps                  # the partitioner's decisions, in order"""
+  nnsim explain model.tflite --steps                  # the partitioner's decisions, in order
+  nnsim explain model.tflite --external_delegate_path=libvx_delegate.so   # the VX delegate
+
+Each explanation ends with a recommendation when the other delegate (VX for NNAPI, the app's
+NNAPI delegate for VX) would run more nodes on the board's NPU, with both simulated times."""
 
 
 def add_arguments(p) -> None:
@@ -60,6 +65,10 @@ def run(args, out) -> int:
     except ModelFileError as e:
         raise RunError(f"{args.model}: {e.what}" + (f" at {e.where}" if e.where else "")) \
             from None
+    vx = uses_vx(args)
+    if args.steps and vx:
+        raise UsageError("--steps records the NNAPI partitioner's decisions; the VX delegate "
+                         "makes none (drop --external_delegate_path)")
     if args.steps:
         from nnsim.explain_steps import format_steps, record_steps
         _, error, events = record_steps(model, client_delegate(args))
@@ -70,8 +79,17 @@ def run(args, out) -> int:
             if error:
                 print(f"delegate failed: {error}", file=out)
         return 0
+    from nnsim.tflite.vx.advice import advise, explain_vx
+    delegate = client_delegate(args)
     try:
-        ex = explain(model, client_delegate(args), name)
+        if vx:
+            ex = explain_vx(model, delegate, name)
+            advise(model, ex, delegate.result, lambda: nnapi_client_delegate(args), True)
+        else:
+            ex = explain(model, delegate, name)
+            from nnsim.tflite.vx import VxDelegate
+            advise(model, ex, None if ex.delegate_error else delegate.result, VxDelegate,
+                   False)
     except DelegateError as e:
         raise RunError(str(e)) from None
     if args.format == "json":

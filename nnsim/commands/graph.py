@@ -135,11 +135,13 @@ def run(args, out) -> int:
     interp = delegated_interpreter(data, args.model, [delegate], tolerate_cpu=True,
                                    prepare_kernels=False)
     if interp.delegation_error:
-        print(f"nnsim: warning: the NNAPI delegate failed ({interp.delegation_error}); every "
+        print(f"nnsim: warning: the delegate failed ({interp.delegation_error}); every "
               f"node is drawn on the TFLite CPU", file=sys.stderr)
     result = interp.delegation
     devices = [name for name, reason in delegate.candidate_devices() if reason is None]
     title = f"{display} on {board.name} ({devices_line(delegate, args)})"
+    if hasattr(delegate, "describe"):   # the VX delegate
+        title = f"{display}: {delegate.describe()}"
     shapes = prepared_shapes(interp)
     view = build_view(interp.model, result, title, devices, shapes,
                       explain_placement(interp, delegate, shapes))
@@ -169,6 +171,10 @@ def explain_placement(interp, delegate, shapes):
                         for t in sg.tensors)
         model = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tensors),)
                                     + tuple(model.subgraphs[1:]))
+    if hasattr(delegate, "describe"):   # the VX delegate
+        from nnsim.tflite.vx.advice import explain_vx
+        return explain_vx(model, delegate, prepared=True,
+                          delegate_error=interp.delegation_error or "")
     return explain(model, delegate, prepared=True,
                    delegate_error=interp.delegation_error or "")
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import nnsim
-from nnsim.commands.client import (CLIENT_DESCRIPTION, add_client_arguments, client_delegate,
+from nnsim.commands.client import (add_client_arguments, client_delegate, client_description,
                                    devices_line, sdk_version)
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops, fmt_ms,
                                    install_log_handlers, load_model_bytes)
@@ -141,6 +141,8 @@ def run(args, out) -> int:
           f"inference")
     from nnsim.drivers.synap_npu import compile_cache_summary   # synap-npu partitions only
     cache_lines, cache_warnings = compile_cache_summary(result)
+    from nnsim.tflite.vx.report import first_invoke_lines   # VX partitions only
+    cache_lines += first_invoke_lines(result)
     for line in cache_lines:
         p(line)
     for warning in cache_warnings:
@@ -188,9 +190,10 @@ def _json_report(name, board, interp, result, delegate, args, host_ns, first, st
     ms = lambda ns: None if ns is None else round(ns / 1e6, 6)  # noqa: E731
     places = placements(interp.model, result) if interp.model is not None else []
     return {
-        "model": name, "board": board.name, "client": CLIENT_DESCRIPTION,
+        "model": name, "board": board.name, "client": client_description(args),
         "devices": devices_line(delegate, args).removeprefix("devices: "),
         "delegate": None if result is None or not result.kernels else {
+            "name": getattr(result, "delegate_name", "TfLiteNnapiDelegate"),
             "nodes_replaced": result.nodes_replaced, "nodes_total": result.nodes_total,
             "partitions": len(result.kernels),
             "feature_level": int(result.target_feature_level)},
@@ -243,9 +246,12 @@ def _print_summary(out, name, board, interp, model, result, host_ns, args, deleg
     p = lambda *a: print(*a, file=out)  # noqa: E731
     n_nodes = len(model.main.operators) if model is not None else 0
     p(f"model: {name} ({n_nodes} nodes)")
-    p(f"board: {board.name} ({board.title}); client: {CLIENT_DESCRIPTION}")
+    p(f"board: {board.name} ({board.title}); client: {client_description(args)}")
     p(devices_line(delegate, args))
-    if result is None or not result.kernels:
+    if hasattr(delegate, "describe"):   # the VX delegate
+        from nnsim.tflite.vx.report import delegate_line
+        p(delegate_line(delegate, result))
+    elif result is None or not result.kernels:
         p("delegate: no node delegated to NNAPI (every node on the TFLite CPU kernels)")
     else:
         p(f"delegate: {result.nodes_replaced} of {result.nodes_total} nodes to NNAPI in "
@@ -307,7 +313,11 @@ def _simulated_ns(result, interp, board):
         if item.kind == "node":
             total += cpu_node_ns(interp.model.main, item.index, board)
             continue
-        ex = result.kernels[item.index].last_execution if result else None
+        kernel = result.kernels[item.index] if result else None
+        if getattr(kernel, "last_simulated_ns", None) is not None:   # a VX partition
+            total += kernel.last_simulated_ns
+            continue
+        ex = kernel.last_execution if kernel is not None else None
         if ex is None:
             return None
         for _, timing in ex.step_report:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels._common import broadcast_shape, explicit_out_size, same_padding
+from nnsim.kernels.threads import get_num_threads
 from nnsim.types import OperandType, PaddingCode
 
 T = OperandType
@@ -33,6 +34,37 @@ def from_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if nchw else x
 
 
+def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
+    """``runner(values) -> [output]`` around a kernel plan (``nnsim.kernels.conv``'s
+    ``prepare_*`` result): input 0 in the operation's layout, the result in one NHWC buffer
+    kept across executions (float16 computed in float32 and rounded, as ``to_float32``).
+    When input 0 is the same array as at the previous call (another plan's buffer) and the
+    thread count (``nnsim.kernels.threads``) is unchanged, the kernel call bound to both
+    buffers is reused."""
+    x_dtype = np.dtype(x_dtype)
+    quantized = x_dtype.kind in "iu"
+    buffer = np.empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)
+    result = [from_nhwc(buffer, nchw)]
+    bound = [None, None, 0]    # (input array, kernel call bound to it and the buffer, threads)
+
+    def run(values):
+        x = values[0]
+        threads = get_num_threads()
+        if x is bound[0] and threads == bound[2]:
+            bound[1]()
+            return result
+        xin = np.ascontiguousarray(to_nhwc(x, nchw), dtype=x_dtype if quantized else np.float32)
+        if xin is x:
+            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x, buffer), threads
+            bound[1]()
+            return result
+        out = kernel_plan.run(xin, buffer)
+        if not quantized and x_dtype != np.float32:
+            out = out.astype(x_dtype)
+        return [from_nhwc(out, nchw)]
+    return run
+
+
 def is_quant8(t: int) -> bool:
     return t in QUANT8_TYPES
 
@@ -46,6 +78,23 @@ def filter_quant(operand) -> tuple[np.ndarray, int]:
     if operand.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL:
         return np.asarray(operand.channel_quant.scales, dtype=np.float32), 0
     return np.asarray([operand.scale], dtype=np.float32), int(operand.zero_point)
+
+
+def conv_quant_kwargs(ctx) -> dict:
+    """Quantization kwargs of a quantized CONV_2D / DEPTHWISE_CONV_2D kernel call, giving
+    AOSP's requantization multipliers ``double(float32(in_scale * w_scale[c])) / out_scale``.
+
+    AOSP derives every one of them (uint8 or int8, per-tensor or per-channel) through
+    GetQuantizedConvolutionMultiplier, whose ``inputShape.scale * filterShape.scale`` is a
+    float32 product (common/OperationsExecutionUtils.cpp:154-167; Conv2D.cpp:240-243, 377-386,
+    470-477; DepthwiseConv2D.cpp:206-209, 303-312). nnsim.kernels follow TFLite, whose int8
+    kernels multiply in double (docs/numerics.md). Handing the kernel the float32 products
+    as filter scales and 1.0 as input scale makes either of its rules compute AOSP's value;
+    the kernels use ``in_scale`` for nothing else."""
+    kwargs = quant_kwargs(ctx)
+    w_scales, w_zp = filter_quant(ctx.input_operand(1))
+    kwargs.update(w_scales=np.float32(kwargs["in_scale"]) * w_scales, w_zp=w_zp, in_scale=1.0)
+    return kwargs
 
 
 def quant_kwargs(ctx, in_index: int = 0, out_index: int = 0) -> dict:

@@ -34,6 +34,11 @@ class OperationSpec:
     execute: Callable
     allow_omitted_operand: bool = False
     allow_zero_sized_input: bool = False
+    # ``plan(ctx) -> runner``, optional: called after ``prepare`` on a prepared model's
+    # executor state; ``runner(in_values) -> [outputs]`` then runs the operation for inputs of
+    # the same shapes (constants unchanged) at every later execution, without prepare. It does
+    # the Prepare-time work once (packed filters, multipliers, output buffers it may reuse).
+    plan: Callable | None = None
 
 
 class OperationView:
@@ -247,3 +252,35 @@ class ExecutionContext:
         if arr.dtype != want:
             arr = arr.astype(want)
         self.outputs[i] = arr.reshape(self.output_shapes[i]) if self.output_shapes[i] else arr
+
+
+def context_runner(spec: OperationSpec, ctx: ExecutionContext) -> Callable:
+    """A ``plan`` runner that prepares and executes ``spec`` afresh at each call: for the inputs
+    an operation's plan does not cover (a zero-sized batch, a weight computed at run time)."""
+    code, in_ops, out_ops = ctx.code, ctx._in_ops, ctx._out_ops
+
+    def run(values):
+        c = ExecutionContext(code, in_ops, values, out_ops)
+        spec.prepare(c)
+        spec.execute(c)
+        return c.outputs
+    return run
+
+
+def reshape_plan(spec: OperationSpec, ctx: ExecutionContext) -> Callable:
+    """A ``plan`` for operations that only give input 0 a new shape (RESHAPE, SQUEEZE,
+    EXPAND_DIMS): the output is a view of the input, the same view object while the input is
+    the same array. Only when every other input is constant; otherwise the shape may depend
+    on values (a reshape target given at execution) and :func:`context_runner` is used."""
+    if not all(ctx.input_operand(i).is_constant for i in range(1, ctx.num_inputs)):
+        return context_runner(spec, ctx)
+    shape = ctx.output_shapes[0]
+    last: list = [None, None]
+
+    def run(values):
+        x = values[0]
+        if x is not last[0]:
+            last[0], last[1] = x, [x.reshape(shape)]
+        return last[1]
+    return run
+

@@ -12,8 +12,9 @@ FL3; quant8-signed FL4 (T13 common/types/operations/src/Conv2D.cpp).
 from __future__ import annotations
 
 from nnsim.kernels.conv import conv_2d as conv_kernel
+from nnsim.kernels.conv import prepare_conv_2d
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, context_runner, type_feature_level
 from nnsim.types import FL3, OperandType, OperationCode
 
 T = OperandType
@@ -104,17 +105,32 @@ def prepare(ctx):
     ctx.set_output_shape(0, shape)
 
 
-def execute(ctx):
-    p = _params(ctx)
-    x = cm.to_nhwc(ctx.input(0), p["nchw"])
+def _kernel_args(ctx, p):
     kwargs = {k: p[k] for k in ("stride_w", "stride_h", "dilation_w", "dilation_h", "pad_left",
                                 "pad_right", "pad_top", "pad_bottom", "fuse")}
     if cm.is_quant8(ctx.input_operand(0).type):
-        w_scales, w_zp = cm.filter_quant(ctx.input_operand(1))
-        kwargs.update(cm.quant_kwargs(ctx), w_scales=w_scales, w_zp=w_zp)
-    out = conv_kernel(x, ctx.input(1), ctx.input(2), **kwargs)
+        kwargs.update(cm.conv_quant_kwargs(ctx))   # AOSP's float32 scale products
+    return kwargs
+
+
+def execute(ctx):
+    p = _params(ctx)
+    x = cm.to_nhwc(ctx.input(0), p["nchw"])
+    out = conv_kernel(x, ctx.input(1), ctx.input(2), **_kernel_args(ctx, p))
     ctx.set_output(0, cm.from_nhwc(out, p["nchw"]))
 
 
+def plan(ctx):
+    """Filter packed and multipliers computed once per input shape (the prepared model's work)."""
+    x = ctx.input(0)
+    if x.size == 0 or not ctx.input_operand(1).is_constant or not ctx.input_operand(2).is_constant:
+        return context_runner(SPEC, ctx)
+    p = _params(ctx)
+    n, h, w = p["n"], p["h"], p["w"]
+    kplan, out_shape = prepare_conv_2d((n, h, w, ctx.input(1).shape[3]), x.dtype, ctx.input(1),
+                                       ctx.input(2), **_kernel_args(ctx, p))
+    return cm.kernel_plan_runner(kplan, out_shape, x.dtype, p["nchw"])
+
+
 SPEC = OperationSpec(OperationCode.CONV_2D, validate, prepare, execute,
-                     allow_zero_sized_input=True)
+                     allow_zero_sized_input=True, plan=plan)

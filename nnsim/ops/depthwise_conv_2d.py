@@ -13,8 +13,9 @@ quant8-signed FL4 (T13 common/types/operations/src/DepthwiseConv2D.cpp).
 from __future__ import annotations
 
 from nnsim.kernels.depthwise import depthwise_conv_2d as dw_kernel
+from nnsim.kernels.depthwise import prepare_depthwise_conv_2d
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, context_runner, type_feature_level
 from nnsim.types import FL3, OperandType, OperationCode
 
 T = OperandType
@@ -92,18 +93,33 @@ def prepare(ctx):
     ctx.set_output_shape(0, cm.layout_shape(p["n"], oh, ow, p["oc"], p["nchw"]))
 
 
-def execute(ctx):
-    p = _params(ctx)
-    x = cm.to_nhwc(ctx.input(0), p["nchw"])
+def _kernel_args(ctx, p):
     kwargs = {k: p[k] for k in ("depth_multiplier", "stride_w", "stride_h", "dilation_w",
                                 "dilation_h", "pad_left", "pad_right", "pad_top", "pad_bottom",
                                 "fuse")}
     if cm.is_quant8(ctx.input_operand(0).type):
-        w_scales, w_zp = cm.filter_quant(ctx.input_operand(1))
-        kwargs.update(cm.quant_kwargs(ctx), w_scales=w_scales, w_zp=w_zp)
-    out = dw_kernel(x, ctx.input(1), ctx.input(2), **kwargs)
+        kwargs.update(cm.conv_quant_kwargs(ctx))   # AOSP's float32 scale products
+    return kwargs
+
+
+def execute(ctx):
+    p = _params(ctx)
+    x = cm.to_nhwc(ctx.input(0), p["nchw"])
+    out = dw_kernel(x, ctx.input(1), ctx.input(2), **_kernel_args(ctx, p))
     ctx.set_output(0, cm.from_nhwc(out, p["nchw"]))
 
 
+def plan(ctx):
+    """Multipliers and padded-row buffers computed once per input shape."""
+    x = ctx.input(0)
+    if x.size == 0 or not ctx.input_operand(1).is_constant or not ctx.input_operand(2).is_constant:
+        return context_runner(SPEC, ctx)
+    p = _params(ctx)
+    c = p["oc"] // p["depth_multiplier"]
+    kplan, out_shape = prepare_depthwise_conv_2d((p["n"], p["h"], p["w"], c), x.dtype,
+                                                 ctx.input(1), ctx.input(2), **_kernel_args(ctx, p))
+    return cm.kernel_plan_runner(kplan, out_shape, x.dtype, p["nchw"])
+
+
 SPEC = OperationSpec(OperationCode.DEPTHWISE_CONV_2D, validate, prepare, execute,
-                     allow_zero_sized_input=True)
+                     allow_zero_sized_input=True, plan=plan)

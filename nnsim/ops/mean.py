@@ -6,12 +6,15 @@ shape; [1] when every dimension is reduced without keep_dims.
 
 Types: float32 / quant8-asymm FL2; float16 FL3; quant8-signed FL4
 (T13 common/types/operations/src/SimpleMath.cpp; shape rules from meanPrepare).
+Quantized: AOSP's truncating integer mean, output scale / zero point unused
+(``nnsim.kernels.reduce``, variant "aosp"; docs/numerics.md).
 """
 from __future__ import annotations
 
 from nnsim.kernels.reduce import mean as mean_kernel
+from nnsim.kernels.reduce import prepare_mean
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, context_runner, type_feature_level
 from nnsim.types import FL2, OperandType, OperationCode
 
 T = OperandType
@@ -51,8 +54,18 @@ def prepare(ctx):
 
 def execute(ctx):
     axes, keep, out = _reduction(ctx)
-    y = mean_kernel(ctx.input(0), axes, keep, **cm.io_quant(ctx))
+    y = mean_kernel(ctx.input(0), axes, keep, variant="aosp")   # CpuExecutor's truncating mean
     ctx.set_output(0, y.reshape(out))
 
 
-SPEC = OperationSpec(OperationCode.MEAN, validate, prepare, execute)
+def plan(ctx):
+    """The reduction's multipliers and buffers computed once per input shape."""
+    x = ctx.input(0)
+    if x.size == 0:
+        return context_runner(SPEC, ctx)
+    axes, keep, out = _reduction(ctx)
+    kernel_plan = prepare_mean(x.shape, x.dtype, axes, keep, variant="aosp")
+    return lambda values: [kernel_plan.run(values[0]).reshape(out)]
+
+
+SPEC = OperationSpec(OperationCode.MEAN, validate, prepare, execute, plan=plan)

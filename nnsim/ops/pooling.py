@@ -61,7 +61,7 @@ def prepare(ctx):
     ctx.set_output_shape(0, cm.layout_shape(p["n"], oh, ow, p["c"], p["nchw"]))
 
 
-def execute(ctx):
+def _kernel_args(ctx):
     p = _params(ctx)
     nchw = p.pop("nchw")
     for k in ("n", "h", "w", "c"):
@@ -69,11 +69,24 @@ def execute(ctx):
     if cm.is_quant8(ctx.input_operand(0).type):
         out = ctx.output_operand(0)
         p.update(out_scale=out.scale, out_zp=out.zero_point)
+    return nchw, p
+
+
+def execute(ctx):
+    nchw, p = _kernel_args(ctx)
     y = _KERNELS[ctx.code](cm.to_nhwc(ctx.input(0), nchw), **p)
     ctx.set_output(0, cm.from_nhwc(y, nchw))
 
 
+def plan(ctx):
+    """The window arguments resolved once per input shape."""
+    nchw, p = _kernel_args(ctx)
+    kernel, dtype = _KERNELS[ctx.code], ctx.output_operand(0).dtype()
+    return lambda values: [cm.from_nhwc(kernel(cm.to_nhwc(values[0], nchw), **p), nchw)
+                           .astype(dtype, copy=False)]
+
+
 AVERAGE_POOL_2D = OperationSpec(C.AVERAGE_POOL_2D, validate, prepare, execute,
-                                allow_zero_sized_input=True)
+                                allow_zero_sized_input=True, plan=plan)
 MAX_POOL_2D = OperationSpec(C.MAX_POOL_2D, validate, prepare, execute,
-                            allow_zero_sized_input=True)
+                            allow_zero_sized_input=True, plan=plan)

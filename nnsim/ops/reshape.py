@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec
+from nnsim.ops.base import OperationSpec, reshape_plan
 from nnsim.types import FL1, FL3, FL4, FL6, OperandType, OperationCode
 
 T = OperandType
@@ -54,4 +54,5 @@ def execute(ctx):
     ctx.set_output(0, np.array(ctx.input(0)).reshape(_target_shape(ctx)))
 
 
-SPEC = OperationSpec(OperationCode.RESHAPE, validate, prepare, execute)
+SPEC = OperationSpec(OperationCode.RESHAPE, validate, prepare, execute,
+                     plan=lambda ctx: reshape_plan(SPEC, ctx))

@@ -9,9 +9,12 @@ an explicit axis FL3; quant8-signed FL4 (T13 common/types/operations/src/Softmax
 """
 from __future__ import annotations
 
+import numpy as np
+
+from nnsim.kernels.softmax import prepare_softmax
 from nnsim.kernels.softmax import softmax as softmax_kernel
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, context_runner, type_feature_level
 from nnsim.types import FL3, OperandType, OperationCode
 
 T = OperandType
@@ -62,5 +65,27 @@ def execute(ctx):
     ctx.set_output(0, y)
 
 
+def plan(ctx):
+    """Softmax along the last axis of a float32 or quant8 input: its scaling computed once."""
+    x = ctx.input(0)
+    if x.size == 0 or _axis(ctx) != x.ndim - 1 or x.dtype == np.float16:
+        return context_runner(SPEC, ctx)
+    beta, quant = float(ctx.scalar(1)), cm.io_quant(ctx)
+    kernel_plan = prepare_softmax(x.shape, x.dtype, beta, **quant)
+    result = [kernel_plan.out]
+    bound = [None, None]
+
+    def run(values):
+        x = values[0]
+        if x is not bound[0]:
+            call = kernel_plan.bind(x) if x.flags.c_contiguous else None
+            if call is None:
+                return [softmax_kernel(x, beta, axis=-1, **quant)]
+            bound[:] = x, call
+        bound[1]()
+        return result
+    return run
+
+
 SPEC = OperationSpec(OperationCode.SOFTMAX, validate, prepare, execute,
-                     allow_zero_sized_input=True)
+                     allow_zero_sized_input=True, plan=plan)

@@ -13,7 +13,7 @@ Both keep the input's quantization; the data is copied unchanged.
 from __future__ import annotations
 
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, reshape_plan, type_feature_level
 from nnsim.types import FL2, FL3, FL4, OperandType, OperationCode
 
 T = OperandType
@@ -74,6 +74,7 @@ def prepare_expand_dims(ctx):
 
 
 SQUEEZE = OperationSpec(C.SQUEEZE, validate_squeeze, prepare_squeeze, execute_reshape,
-                        allow_omitted_operand=True)
+                        allow_omitted_operand=True,
+                        plan=lambda ctx: reshape_plan(SQUEEZE, ctx))
 EXPAND_DIMS = OperationSpec(C.EXPAND_DIMS, validate_expand_dims, prepare_expand_dims,
-                            execute_reshape)
+                            execute_reshape, plan=lambda ctx: reshape_plan(EXPAND_DIMS, ctx))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import threading
 from typing import Sequence
 
 import numpy as np
@@ -37,8 +38,108 @@ def reset_loop_timeout_ns(token) -> None:
     _LOOP_TIMEOUT_NS.reset(token)
 
 
+class ExecutorState:
+    """What the CPU executor keeps for one prepared model across its executions (the work
+    ``prepareModel`` does once on a driver: constants decoded, and per operation the plan its
+    spec builds for the input shapes seen: filters packed, multipliers, output buffers).
+
+    One state serves one execution at a time; :class:`ExecutorStatePool` hands them out so
+    that concurrent executions of the same prepared model never share buffers.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.constants: dict[int, object] = {}
+        # per operation with a plan: (input key, runner, input values of its last run)
+        self.plans: list = [None] * len(model.operations)
+        self._steps: list | None = None
+
+    @property
+    def steps(self) -> list["_Step"]:
+        if self._steps is None:
+            self._steps = [_Step(self, k, op) for k, op in enumerate(self.model.operations)]
+        return self._steps
+
+    def constant(self, index: int):
+        try:
+            return self.constants[index]
+        except KeyError:
+            value = self.constants[index] = self.model.operands[index].array()
+            return value
+
+
+class ExecutorStatePool:
+    """Free :class:`ExecutorState` objects of one prepared model (``acquire`` / ``release``)."""
+
+    def __init__(self, model):
+        self.model = model
+        self._free: list[ExecutorState] = []
+        self._lock = threading.Lock()
+
+    def acquire(self) -> ExecutorState:
+        with self._lock:
+            return self._free.pop() if self._free else ExecutorState(self.model)
+
+    def release(self, state: ExecutorState) -> None:
+        with self._lock:
+            self._free.append(state)
+
+    def run(self, inputs, **kwargs) -> list[np.ndarray]:
+        """:func:`run_model` with a state of this pool."""
+        state = self.acquire()
+        try:
+            return run_model(self.model, inputs, state=state, **kwargs)
+        finally:
+            self.release(state)
+
+
+class _Step:
+    """One operation of a state's model with what does not change between executions: its
+    spec, operands, constant input values, and where its other inputs come from."""
+
+    def __init__(self, state: ExecutorState, op_index: int, op):
+        model = state.model
+        self.op_index, self.op = op_index, op
+        self.spec = lookup(op.type)
+        ins = (model.compiled_inputs or [o.inputs for o in model.operations])[op_index]
+        self.in_operands = [model.operands[i] for i in ins]
+        self.out_operands = [model.operands[o] for o in op.outputs]
+        self.template: list = []      # constant values in place, None elsewhere
+        self.dynamic: list = []       # (position, operand index) read from this run's values
+        self.constant_mask: list = []
+        for pos, (i, operand) in enumerate(zip(ins, self.in_operands)):
+            lifetime = operand.lifetime
+            constant = lifetime in (L.CONSTANT_COPY, L.CONSTANT_REFERENCE, L.POINTER)
+            self.constant_mask.append(constant)
+            if constant:
+                self.template.append(state.constant(i))
+            elif lifetime == L.SUBGRAPH:
+                self.template.append(operand.subgraph)
+            else:
+                self.template.append(None)
+                if lifetime != L.NO_VALUE:
+                    self.dynamic.append((pos, i))
+
+
+def _input_key(values, constant_mask) -> tuple:
+    """What a plan depends on besides constants: the shape of each non-constant tensor input
+    and the value of each non-constant scalar (a scalar given as a model input)."""
+    key = []
+    for v, const in zip(values, constant_mask):
+        if const or v is None:
+            key.append(None)
+        elif isinstance(v, np.ndarray) and v.ndim:
+            key.append(v.shape)
+        elif isinstance(v, (np.ndarray, np.generic)):
+            key.append(("scalar", v.item()))
+        else:
+            key.append(id(v))
+    return tuple(key)
+
+
 def run_model(model, inputs: Sequence[np.ndarray | None], *,
-              declared_shapes: bool = True, prepare_only: bool = False) -> list[np.ndarray]:
+              declared_shapes: bool = True, prepare_only: bool = False,
+              state: ExecutorState | None = None, log: bool = True) -> list[np.ndarray]:
     """Run ``model`` (finished ModelBuilder) on ``inputs`` (one per model input, None = omitted).
 
     Returns one array per model output with its actual shape. Raises OpFailedError when an
@@ -48,10 +149,19 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
     having to match the operands' declared dimensions. With ``prepare_only`` no operation
     executes: each output is a zero-strided stand-in of the shape its prepare computed, so the
     result gives the output shapes for inputs of these shapes (and constant values).
+
+    With a ``state`` (a prepared model's, see :class:`ExecutorState`), an operation whose spec
+    has a ``plan`` runs the plan built at its first execution for the same input shapes,
+    skipping prepare, as a driver's prepared model does; returned outputs are then copies,
+    since plans reuse their buffers at the next execution.
+
+    ``log=False`` leaves out the ``CpuExecutor`` vlog lines: a simulated NPU computes its
+    results here, but on a board its driver, not the runtime's CpuExecutor, runs the model.
     """
     if len(inputs) != len(model.input_indexes):
         raise BadDataError(f"expected {len(model.input_indexes)} inputs, got {len(inputs)}")
-    vlog.vlog(vlog.CPUEXE, TAG, f"CpuExecutor::run() with request({len(inputs)} inputs)")
+    if log:
+        vlog.vlog(vlog.CPUEXE, TAG, f"CpuExecutor::run() with request({len(inputs)} inputs)")
     values: dict[int, object] = {}
     for k, index in enumerate(model.input_indexes):
         arr = inputs[k]
@@ -62,6 +172,8 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
                 arr = arr.view(operand.dtype()) if arr.dtype.itemsize == operand.dtype().itemsize \
                     else arr.astype(operand.dtype())
         values[index] = arr
+    if state is not None and declared_shapes and not prepare_only:
+        return _run_planned(model, values, state, log)
     operands = model.operands
     compiled = model.compiled_inputs or [op.inputs for op in model.operations]
     for op_index, op in enumerate(model.operations):
@@ -102,8 +214,60 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
             if ctx.outputs[k] is None:
                 raise OpFailedError(f"{_name(op.type)} did not produce output {k}")
             values[o] = ctx.outputs[k]
-    vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+    if log:
+        vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
     return [values[o] for o in model.output_indexes]
+
+
+def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[np.ndarray]:
+    """:func:`run_model` on a prepared model's state: each operation with a ``plan`` runs the
+    plan built for its input shapes; the others prepare and execute as usual. When an
+    operation's inputs are the very arrays of its previous run (the buffers of the plans
+    before it), its input list and plan are reused without looking at shapes."""
+    plans = state.plans
+    for step in state.steps:
+        spec = step.spec
+        if spec is None:
+            raise OpFailedError(f"operation {_name(step.op.type)} is not implemented")
+        entry = plans[step.op_index]
+        try:
+            if entry is not None and all(values.get(i) is entry[2][pos]
+                                         for pos, i in step.dynamic):
+                results = entry[1](entry[2])
+            else:
+                in_vals = list(step.template)
+                for pos, i in step.dynamic:
+                    if i not in values:
+                        raise OpFailedError(f"operand {i} read before it is written")
+                    in_vals[pos] = values[i]
+                if spec.plan is not None:
+                    key = _input_key(in_vals, step.constant_mask)
+                    if entry is None or entry[0] != key:
+                        ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
+                                               step.out_operands)
+                        spec.prepare(ctx)
+                        entry = (key, spec.plan(ctx))
+                    plans[step.op_index] = (entry[0], entry[1], in_vals)
+                    results = entry[1](in_vals)
+                else:
+                    ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
+                                           step.out_operands)
+                    spec.prepare(ctx)
+                    spec.execute(ctx)
+                    results = ctx.outputs
+        except NnapiError:
+            raise
+        except Exception as e:  # a kernel failure is an execution failure, not a crash
+            raise OpFailedError(f"{_name(step.op.type)} (operation {step.op_index}) failed: "
+                                f"{type(e).__name__}: {e}") from e
+        for k, o in enumerate(step.op.outputs):
+            if results[k] is None:
+                raise OpFailedError(f"{_name(step.op.type)} did not produce output {k}")
+            values[o] = results[k]
+    if log:
+        vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+    # plans rewrite their buffers at the next execution: what leaves the executor is a copy
+    return [np.array(values[o], copy=True) for o in model.output_indexes]
 
 
 def _name(code: int) -> str:

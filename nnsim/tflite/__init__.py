@@ -9,13 +9,14 @@ from __future__ import annotations
 import importlib
 
 __all__ = ["Interpreter", "SignatureRunner", "OpResolverType", "load_delegate", "Delegate",
-           "NnApiDelegate", "DelegateError", "read_model", "ModelFileError"]
+           "NnApiDelegate", "VxDelegate", "DelegateError", "read_model", "ModelFileError"]
 
 _LAZY = {
     "Interpreter": "nnsim.tflite.interpreter",
     "SignatureRunner": "nnsim.tflite.interpreter",
     "OpResolverType": "nnsim.tflite.interpreter",
     "NnApiDelegate": "nnsim.tflite.delegate",
+    "VxDelegate": "nnsim.tflite.vx",
     "DelegateError": "nnsim.tflite.delegate",
     "read_model": "nnsim.tflite.reader",
     "ModelFileError": "nnsim.errors",
@@ -26,17 +27,22 @@ NNAPI_LIBRARY_NAMES = ("nnapi", "libnnapi_delegate.so", "libtensorflowlite_nnapi
                        "tensorflowlite_nnapi_delegate")
 
 def load_delegate(library, options=None):
-    """LiteRT's ``load_delegate``: ``"nnapi"`` gives an ``NnApiDelegate`` with ``options``.
+    """LiteRT's ``load_delegate``: ``"nnapi"`` gives an ``NnApiDelegate`` with ``options``;
+    ``"libvx_delegate.so"`` (any directory) gives the VX delegate (``nnsim.tflite.vx``), its
+    options parsed as the library parses its string options.
 
-    Option values may be strings, as LiteRT passes them to external delegates ("true",
+    NNAPI option values may be strings, as LiteRT passes them to external delegates ("true",
     "0", ...); unknown libraries and options raise ValueError like LiteRT's loader does.
     """
     from nnsim.tflite.delegate import NnApiDelegate, NnApiDelegateOptions
+    from nnsim.tflite.vx import is_vx_library, load_vx_delegate
     name = str(library)
+    if is_vx_library(name):
+        return load_vx_delegate(name, options)
     if name.lower() not in NNAPI_LIBRARY_NAMES:
         raise ValueError(f"Failed to load delegate from {library}\n"
-                         f"nnsim provides the NNAPI delegate only (library "
-                         f"{' or '.join(repr(n) for n in NNAPI_LIBRARY_NAMES[:1])})")
+                         f"nnsim provides the NNAPI delegate ({NNAPI_LIBRARY_NAMES[0]!r}) and "
+                         f"the VX delegate ('libvx_delegate.so')")
     kwargs = {}
     defaults = NnApiDelegateOptions()
     for key, value in (options or {}).items():

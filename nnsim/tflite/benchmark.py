@@ -112,6 +112,9 @@ class Benchmark:
                     self._cpu_node_ns[item.index] = cpu_node_ns(interp.model.main, item.index,
                                                                 self.board)
                 times.append(self._cpu_node_ns[item.index] / 1000.0)
+            elif getattr(interp.delegation.kernels[item.index], "last_simulated_ns",
+                         None) is not None:   # a VX partition: its own board time
+                times.append(interp.delegation.kernels[item.index].last_simulated_ns / 1000.0)
             else:
                 ex = interp.delegation.kernels[item.index].last_execution
                 ns = 0.0
@@ -234,11 +237,19 @@ class Benchmark:
         init_start = time.perf_counter_ns()
         delegates = []
         try:
-            interp = Interpreter(model_content=data)
+            threads = v["num_threads"] if v["num_threads"] > 0 else None   # -1: TFLite's 1
+            interp = Interpreter(model_content=data, num_threads=threads)
             if v["use_nnapi"]:  # created after the interpreter, as benchmark_model does
                 delegates.append(NnApiDelegate(**self._delegate_options()))
-                interp.modify_graph_with_delegate(delegates[0])
-                self.info(f"nnsim: client: benchmark_model; {delegates[0].devices_text()}")
+            if v["external_delegate_path"]:
+                delegates.append(self._external_delegate())
+            if len(delegates) > 1:
+                self.info(f"Going to apply {len(delegates)} delegates one after another.")
+            for d in delegates:
+                interp.modify_graph_with_delegate(d)
+                text = f"delegate: {d.describe()}" if hasattr(d, "describe") else \
+                    d.devices_text()
+                self.info(f"nnsim: client: benchmark_model; {text}")
             t0 = time.perf_counter_ns()
             interp.allocate_tensors()
             t_alloc = time.perf_counter_ns() - t0
@@ -281,25 +292,42 @@ class Benchmark:
             self._profiling(interp, per_item, regular, modify_ns, max(t_alloc - modify_ns, 0))
         return 0
 
+    def _external_delegate(self):
+        """The external delegate provider: libvx_delegate.so with the ';'-separated options
+        (an option that does not parse: the library's ERROR line, benchmarking fails)."""
+        from nnsim.tflite.vx import load_vx_delegate
+        from nnsim.tflite.vx.options import split_cli_options
+        v = self.v
+        try:
+            delegate = load_vx_delegate(v["external_delegate_path"],
+                                        split_cli_options(v["external_delegate_options"]))
+        except ValueError:
+            self.error("Failed to apply EXTERNAL delegate.")
+            self.error("Benchmarking failed.")
+            raise BenchmarkFailed("external delegate") from None
+        self.info("EXTERNAL delegate created.")
+        return delegate
+
     def _report_delegation(self, interp, delegates) -> bool:
         if not delegates:
             return True
+        name = getattr(delegates[0], "provider", "NNAPI")
         result = interp.delegation
         if result is None and getattr(interp, "delegation_error", None):
-            self.error("Failed to apply NNAPI delegate.")
+            self.error(f"Failed to apply {name} delegate.")
             self.error("Benchmarking failed.")
             return False
         kernels = len(result.kernels) if result else 0
         items = interp.plan_items()
         if kernels == 1 and len(items) == 1:
-            self.info("Explicitly applied NNAPI delegate, and the model graph will be "
-                      "completely executed by the delegate.")
+            self.info(f"Explicitly applied {name} delegate, and the model graph will be "
+                      f"completely executed by the delegate.")
         elif kernels >= 1:
-            self.info(f"Explicitly applied NNAPI delegate, and the model graph will be "
+            self.info(f"Explicitly applied {name} delegate, and the model graph will be "
                       f"partially executed by the delegate w/ {kernels} delegate kernels.")
         else:
-            self.info("Though NNAPI delegate is explicitly applied, the model graph will not "
-                      "be executed by the delegate.")
+            self.info(f"Though {name} delegate is explicitly applied, the model graph will not "
+                      f"be executed by the delegate.")
         if self.v["require_full_delegation"] and not (kernels == 1 and len(items) == 1):
             self.error("Disallowed CPU fallback detected.")
             self.error("Benchmarking failed.")
@@ -363,7 +391,7 @@ class Benchmark:
             else:
                 outs = interp.delegation.kernels[item.index].output_tensors
             names = ", ".join(sg.tensors[o].name or "Unknown" for o in outs if o >= 0)
-            ns = NodeStats(item.op_name if item.kind == "node" else "TfLiteNnapiDelegate",
+            ns = NodeStats(item.op_name,
                            f"[{names}]:{item.node_index}", order,
                            [int(run[order]) for run in per_item], 0.0, len(per_item))
             nodes.append(ns)

@@ -38,7 +38,8 @@ FLAGS = [
     Flag("run_delay", float, -1.0, "Inter-run delay (seconds)", "delay between runs"),
     Flag("run_frequency", float, -1.0, "Number of prorated runs per second",
          "runs per second (overrides run_delay)"),
-    Flag("num_threads", int, -1, "Num threads", "threads (nnsim kernels are single-threaded)"),
+    Flag("num_threads", int, -1, "Num threads",
+         "threads of the CPU kernels and NNAPI executions (-1: 1)"),
     Flag("benchmark_name", str, "", "Benchmark name", "benchmark name"),
     Flag("output_prefix", str, "", "Output prefix", "prefix of the output"),
     Flag("warmup_runs", int, 1, "Min warmup runs", "minimum number of warmup runs"),
@@ -83,6 +84,11 @@ FLAGS = [
     Flag("nnapi_allow_fp16", bool, False, "Allow fp16 in NNAPI", "relax fp32 to fp16"),
     Flag("nnapi_use_burst_mode", bool, False, "use NNAPI Burst mode", "burst executions"),
     Flag("use_xnnpack", bool, False, "Use xnnpack", "accepted; nnsim has one CPU path"),
+    # external_delegate_provider.cc
+    Flag("external_delegate_path", str, "", "External delegate path",
+         "external delegate library: libvx_delegate.so (the VX delegate on the board's NPU)"),
+    Flag("external_delegate_options", str, "", "External delegate options",
+         "its options, key:value pairs separated by ';'"),
     # nnsim
     Flag("board", str, "imx8mp", "Board", "nnsim board profile (imx8mp, vs680, ...)"),
     Flag("android_sdk", int, 0, "Android SDK", "emulated ro.build.version.sdk (default: the "
@@ -123,8 +129,7 @@ UNMODELLED = {
     "gpu_inference_for_sustained_speed": bool, "gpu_backend": str, "gpu_wait_type": str,
     "xnnpack_force_fp16": bool, "xnnpack_weight_cache_file_path": str,
     "use_hexagon": bool, "hexagon_lib_path": str, "hexagon_profiling": bool,
-    "use_coreml": bool, "external_delegate_path": str, "external_delegate_options": str,
-    "stable_delegate_settings_file": str,
+    "use_coreml": bool, "stable_delegate_settings_file": str,
 }
 
 
@@ -231,6 +236,12 @@ def check_values(values: dict) -> None:
     if not values["max_secs"] > 0:   # also NaN
         raise FlagError(f"--max_secs must be > 0 seconds (0 would stop each loop after one "
                         f"run whatever --num_runs says), got {values['max_secs']:g}")
+    path = values["external_delegate_path"]
+    if path:
+        from nnsim.tflite.vx import is_vx_library
+        if not is_vx_library(path):
+            raise FlagError(f"--external_delegate_path={path}: nnsim emulates one external "
+                            f"delegate, libvx_delegate.so (the VX delegate)")
     sdk = values["android_sdk"]
     if sdk != 0 and not MIN_ANDROID_SDK <= sdk <= MAX_ANDROID_SDK:
         raise FlagError(f"--android_sdk must be {MIN_ANDROID_SDK}..{MAX_ANDROID_SDK} or 0 for "
@@ -264,5 +275,9 @@ def help_text() -> str:
               "--nnapi_accelerator_name=synap-npu --board=vs680",
               "  nnsim benchmark --graph=deeplab.tflite --use_nnapi=true --disable_nnapi_cpu=false "
               "--android_sdk=29 --enable_op_profiling=true",
-              "  nnsim benchmark --graph=model.tflite --timing=host   # wall time on this machine"]
+              "  nnsim benchmark --graph=model.tflite --timing=host   # wall time on this machine",
+              "  nnsim benchmark --graph=mobilenet_v1_0.25_224_quant.tflite --board=vs680 "
+              "--external_delegate_path=libvx_delegate.so",
+              "  nnsim benchmark --graph=model.tflite --external_delegate_path=libvx_delegate.so "
+              "--external_delegate_options='allowed_cache_mode:true;cache_file_path:model.nb'"]
     return "\n".join(lines)

@@ -32,6 +32,7 @@ from functools import partial
 
 import numpy as np
 
+from nnsim.kernels import threads as kernel_threads
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
 from nnsim.report import placements
 from nnsim.tflite import tflog
@@ -127,7 +128,10 @@ class Interpreter:
         else:
             raise ValueError("Can't both provide `model_path` and `model_content`")
         tflog.log(logging.INFO, "Initialized TensorFlow Lite runtime.", once=True)
+        # None (LiteRT: 1): the kernels run with the thread count of the calling context
+        # (nnsim.kernels.threads, 1 unless set)
         self.num_threads = num_threads
+        self._threads = num_threads
         # nnsim: False leaves the CPU kernels' plans (packed filters, buffers) to the first
         # invoke, for tools that only need shapes and placements (nnsim graph)
         self.prepare_kernels = True
@@ -470,9 +474,19 @@ class Interpreter:
 
     # -- running --------------------------------------------------------------------------
     def invoke(self):
-        """Run the execution plan once."""
+        """Run the execution plan once, the kernels (CPU nodes and delegated NNAPI executions)
+        on ``num_threads`` threads."""
         if not self._allocated:
             raise RuntimeError("Invoke called on model that is not ready.")
+        if self._threads is None:
+            return self._invoke()
+        token = kernel_threads.set_num_threads(self._threads)
+        try:
+            return self._invoke()
+        finally:
+            kernel_threads.reset_num_threads(token)
+
+    def _invoke(self):
         values = self._values
         steps = self._steps if self._steps_plan is self.execution_plan else self._build_steps()
         clock = time.perf_counter_ns
@@ -612,7 +626,8 @@ class Interpreter:
             else:
                 kernel = self.delegation.kernels[index]
                 from nnsim.tflite.delegate import DELEGATE_NAME
-                items.append(PlanItem("delegate", index, DELEGATE_NAME, tuple(kernel.nodes),
+                items.append(PlanItem("delegate", index, getattr(kernel, "name", DELEGATE_NAME),
+                                      tuple(kernel.nodes),
                                       kernel.node_index))
         return items
 

@@ -29,3 +29,17 @@ def test_a_changed_output_is_caught(tmp_path):
     chapter.write_text("```python\nprint('a')\n```\n\n```text\nb\n```\n")
     block = blocks(chapter)[0]
     assert normalise(run(block)) != normalise(block.expected)
+
+
+def test_a_chapter_is_one_session(tmp_path):
+    """A later block sees what earlier Python blocks defined or wrote; their output is not
+    part of its own."""
+    chapter = tmp_path / "x.md"
+    out = tmp_path / "out.txt"
+    chapter.write_text(f"```python\nx = 2\nopen({str(out)!r}, 'w').write('7')\nprint('first')\n"
+                       "```\n\n```text\nfirst\n```\n\n"
+                       "```python\nprint(x * 3)\n```\n\n```text\n6\n```\n\n"
+                       f"```sh\npython -c \"print(open({str(out)!r}).read())\"\n```\n\n"
+                       "```text\n7\n```\n")
+    out.unlink(missing_ok=True)
+    assert [run(b) for b in blocks(chapter)[1:]] == ["6\n", "7\n"]

@@ -93,8 +93,45 @@ def test_cache_stamp_tracks_kernel_sources():
         pytest.skip("kernels package is not writable")
     import hashlib
 
-    digest = hashlib.sha1(_jit.SIMD_MODE.encode())   # the SIMD mode is compiled in too
+    digest = hashlib.sha1()   # (not the SIMD mode: numba keys variants by CPU already)
     for path in sorted(KERNELS_DIR.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     assert stamp.read_text() == digest.hexdigest()
+
+
+@pytest.mark.parametrize("cpu, features, mode, fma", [
+    ("haswell", None, "avx2", "True"),            # the CPU's own features: AVX2 + FMA
+    ("icelake-server", None, "avx512vnni", "True"),
+    ("nehalem", None, "generic", "False"),
+    ("haswell", "+avx2", "avx2", "False"),        # explicit features are taken as given
+])
+def test_named_cpu_picks_its_own_features(cpu, features, mode, fma):
+    """NUMBA_CPU_NAME alone compiles for that CPU with its features (numba would otherwise
+    add the host's, AVX-512 included), and the SIMD mode and FMA (when opted in) follow them."""
+    if not _jit.JIT_ENABLED:
+        pytest.skip("JIT disabled")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_CPU_FEATURES", "NNSIM_SIMD")}
+    env["NUMBA_CPU_NAME"] = cpu
+    env["NNSIM_FLOAT_FMA"] = "1"    # opted in: FMA then follows the features
+    if features is not None:
+        env["NUMBA_CPU_FEATURES"] = features
+    code = ("from nnsim.kernels import _jit\nfrom numba.core import config\n"
+            "print(_jit.SIMD_MODE, _jit.FMA, repr(config.CPU_FEATURES))")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         check=True).stdout.split()
+    assert out[:2] == [mode, fma]
+    assert out[2] == repr(features if features is not None else "")
+
+
+def test_fma_is_off_unless_asked():
+    """Float kernels round each product as TFLite's reference kernels do, unless
+    NNSIM_FLOAT_FMA=1 asks for fused multiply-adds."""
+    if not _jit.JIT_ENABLED:
+        pytest.skip("JIT disabled")
+    env = {k: v for k, v in os.environ.items() if k != "NNSIM_FLOAT_FMA"}
+    env["NUMBA_CPU_NAME"] = "haswell"
+    out = subprocess.run([sys.executable, "-c", "from nnsim.kernels import _jit; print(_jit.FMA)"],
+                         env=env, capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False"]

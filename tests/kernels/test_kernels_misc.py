@@ -108,10 +108,22 @@ def test_mean_variants_differ_only_on_the_4d_fast_path():
         reduce.mean(x, [1], True, **q, variant="other")
 
 
+def test_mean_aosp_variant_truncates_the_raw_sum():
+    """AOSP's meanGeneric: int32 sum of the raw values, C++ '/' (toward zero); no zero point,
+    no requantization (docs/numerics.md)."""
+    q = np.array([[-3, -2], [-2, -2]], np.int8)        # -9 / 4 = -2.25 -> -2
+    assert reduce.mean(q, [0, 1], False, variant="aosp").item() == -2
+    q = np.array([[-2, -2], [-2, -1]], np.int8)        # -7 / 4 = -1.75 -> -1 (TFLite: -2)
+    assert reduce.mean(q, [0, 1], False, variant="aosp").item() == -1
+    assert reduce.mean(q, [0, 1], False, in_scale=1.0, in_zp=0).item() == -2
+    u = np.array([[130, 130], [130, 129]], np.uint8)   # 519 / 4 = 129.75 -> 129
+    assert reduce.mean(u, [0, 1], False, variant="aosp").item() == 129
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from([np.uint8, np.int8, np.float32]),
        st.lists(st.integers(1, 5), min_size=1, max_size=4), st.data(), st.booleans(),
-       st.sampled_from(["reference", "optimized"]), st.integers(0, 2**32 - 1))
+       st.sampled_from(["reference", "optimized", "aosp"]), st.integers(0, 2**32 - 1))
 def test_mean_numba_matches_reference(dtype, dims, data, keep_dims, variant, seed):
     rng = np.random.default_rng(seed)
     rank = len(dims)

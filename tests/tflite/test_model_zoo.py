@@ -5,9 +5,11 @@ With TFLite's default delegate options (``disallow_nnapi_cpu`` true, no accelera
 board's NPU takes what it supports and every other node falls back to nnsim's TFLite CPU
 builtins, exactly the path where a missing CPU kernel used to stop a model. The outputs are
 checked against nnsim's own CPU-only run: identical wherever every node ran on the CPU path or
-the NPU computes as the CPU executor does, within the NNAPI path's documented deviations
-(``test_models_litert.NNAPI_DEVIATIONS``) otherwise. LiteRT BUILTIN_REF checks the CPU path
-itself in test_models_litert.py.
+the NPU computes as the CPU executor does, within the bounds of ``NNAPI_DEVIATIONS`` otherwise:
+the models where AOSP's CpuExecutor, which the simulated NPUs share, computes differently from
+TFLite's kernels (docs/numerics.md; the exact differences on the full NNAPI path are pinned in
+tests/numerics/test_nnapi_path_numerics.py). LiteRT BUILTIN_REF checks the CPU path itself in
+test_models_litert.py.
 """
 from __future__ import annotations
 
@@ -16,7 +18,25 @@ import pytest
 
 from nnsim.drivers.boards import apply_board
 from nnsim.tflite import Interpreter, load_delegate
-from tests.tflite.test_models_litert import NNAPI_DEVIATIONS
+
+# Board run vs nnsim's CPU path: (kind, bound, cause). kind "lsb": integer outputs within
+# ``bound``; "fraction": at least ``bound`` of the elements equal; "rtol": float tolerance.
+# The bounds are the largest differences measured on both boards with this file's inputs.
+NNAPI_DEVIATIONS = {
+    "ad01_int8": ("lsb", 1, "AOSP FULLY_CONNECTED rounds twice (gemmlowp), LiteRT once"),
+    "mobilenet_v2_quantized_1x3x224x224": (
+        "lsb", 11, "AOSP's float32 CONV_2D multipliers flip a few outputs by 1, and its MEAN "
+                   "truncates; the changes grow through the network"),
+    "tf2_mobilenet_v2_1.0_224_ptq": (
+        "lsb", 9, "AOSP's float32 CONV_2D multipliers; the delegate's MEAN + ADD lowering with "
+                  "AOSP's truncating MEAN; SOFTMAX amplifies the pooled differences"),
+    "deeplabv3_mnv2_pascal_quant": (
+        "fraction", 0.98, "QUANTIZE of a quantized input lowered to DEQUANTIZE + QUANTIZE, "
+                          "rounded once in float; ARG_MAX flips where classes nearly tie"),
+    "kws_ref_model_float32": (
+        "rtol", 0.1, "hybrid CONV_2D: the delegate dequantizes the weights and NNAPI computes "
+                     "in float, LiteRT's hybrid kernel quantizes the activations to int8"),
+}
 
 
 def _inputs(ip, seed=0):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels.pooling import average_pool_2d, max_pool_2d
+from nnsim.kernels.pooling import average_pool_2d, bind_pool_2d, max_pool_2d
 from nnsim.tflite.builtins._base import BuiltinOp, fuse_code, tflite_padding
 from nnsim.tflite.options import Pool2DOptions
 
@@ -43,10 +43,15 @@ class _Pool(BuiltinOp):
     def eval(self, inputs):
         return [type(self).kernel(inputs[0], fuse=self.fuse, **self.geo, **self.q)]
 
+    def bind(self, inputs, outputs):
+        """The kernel writing into the interpreter's fixed output buffer (no wrapper work)."""
+        return bind_pool_2d(self.kind, inputs[0], outputs[0], fuse=self.fuse, **self.geo,
+                            **self.q)
+
 
 class AveragePool2D(_Pool):
-    kernel = staticmethod(average_pool_2d)
+    kernel, kind = staticmethod(average_pool_2d), "avg"
 
 
 class MaxPool2D(_Pool):
-    kernel = staticmethod(max_pool_2d)
+    kernel, kind = staticmethod(max_pool_2d), "max"

@@ -1,0 +1,68 @@
+"""``num_threads``: the same model on nnsim's CPU path with 1 and with 2 threads, interleaved in
+one process (one round invokes each interpreter once, in turn, so machine noise hits both).
+
+Both interpreters must produce identical outputs (checked once before timing). The medians and
+the speed-up (1-thread median / 2-thread median) are printed per model and kept in each
+benchmark's ``extra_info``. Run on an otherwise idle machine (a fork-join runtime slows down
+sharply when its threads compete with other processes for the cores):
+``python -m pytest benchmarks/test_threads.py -s --benchmark-columns=median,rounds``
+(``NUMBA_CPU_NAME=haswell`` measures the AVX2 code path on an AVX-512 machine).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+import pytest
+
+from benchmarks._results import MODELS
+
+THREAD_MODELS = ["mobilenet_v1_1.0_224_quant_reconstructed", "tf2_mobilenet_v2_1.0_224_ptq",
+                 "mobilenet_v1_0.25_224_1_default_1", "deeplabv3_mnv2_pascal_quant"]
+ROUNDS, WARMUP = 25, 3
+
+pytestmark = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models at {MODELS}")
+
+
+def _ready(path, threads):
+    from nnsim.tflite import Interpreter
+    interp = Interpreter(model_path=path, num_threads=threads)
+    interp.allocate_tensors()
+    rng = np.random.default_rng(0)
+    for d in interp.get_input_details():
+        dtype, shape = np.dtype(d["dtype"]), tuple(int(x) for x in d["shape"])
+        if dtype.kind in "iu":
+            info = np.iinfo(dtype)
+            x = rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
+        else:
+            x = rng.uniform(-1, 1, shape).astype(dtype)
+        interp.set_tensor(d["index"], x)
+    interp.invoke()   # compiles / loads the kernels and builds the plans: not measured
+    interp.invoke()   # the bound plan
+    return interp
+
+
+@pytest.mark.parametrize("model", THREAD_MODELS)
+def test_threads_interleaved(model, benchmark, capsys):
+    path = str(MODELS / f"{model}.tflite")
+    runs = {n: _ready(path, n) for n in (1, 2)}
+    for d in runs[1].get_output_details():
+        assert np.array_equal(runs[1].get_tensor(d["index"]), runs[2].get_tensor(d["index"]))
+    times: dict = {n: [] for n in runs}
+
+    def one_round():
+        for n, interp in runs.items():
+            start = time.perf_counter()
+            interp.invoke()
+            times[n].append(time.perf_counter() - start)
+
+    benchmark.group = "threads"
+    benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1, warmup_rounds=WARMUP)
+    medians = {n: statistics.median(t[WARMUP:]) for n, t in times.items()}
+    speedup = medians[1] / medians[2]
+    benchmark.extra_info.update({"1_thread_ms": medians[1] * 1e3,
+                                 "2_threads_ms": medians[2] * 1e3, "speedup": speedup})
+    with capsys.disabled():
+        print(f"\n  {model:<42} 1 thread {medians[1] * 1e3:8.2f} ms   2 threads "
+              f"{medians[2] * 1e3:8.2f} ms   speed-up {speedup:4.2f}x")

@@ -1,0 +1,93 @@
+"""Integer GEMM micro-kernels for CPUs without AVX-512 (``SIMD_MODE == "avx2"``): the tile
+function :mod:`nnsim.kernels._gemm_int` uses there.
+
+Same packed filter and arithmetic as the VNNI kernels (``D = sum xu * ws``, see
+:mod:`nnsim.kernels.gemm`), sized for 16 ymm registers: 3 pixels x 16 channels per pass, each
+accumulator a ``vd`` (4 ymm of pair sums: ``vpmaddwd`` on bytes widened to int16, whose
+horizontal add is left to the end of the sum, once per output). 12 accumulator registers, the
+widened input of the current pixel and one weight register fit without spilling. Integer sums
+are exact, so the order in which pair sums are added does not matter.
+
+A direct int8 input (``xmask`` set) is widened signed instead of XOR-ed to ``xu``: that sum
+is ``D - 128 * SW``, which the plan folds into the bias (:class:`QuantGemmPlan`).
+"""
+
+from __future__ import annotations
+
+from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_bcast4, vi_load,
+                                vi_requant, vi_store8, vi_store8n)
+
+_R = 3   # pixels per pass
+
+
+@njit(_nrt=False)
+def _tile_avx2(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi,
+               out, o, cout, scratch):
+    """``n`` pixels (patch runs from ``src[rb[j]]``) x ``ncol`` columns of 16 channels
+    (``gpr`` groups of 4 taps per run; weights ``wp[woff:]``, ``64 * ncol`` bytes a group)."""
+    stride = ncol * 64
+    for c in range(ncol):
+        if xmask != 0:
+            _col_signed(src, rb, n, dy, kh, gpr, wp, woff + 64 * c, stride, qp, c0 + 16 * c,
+                        cpad, ex, zp, lo, hi, out, o + 16 * c, cout, cout - c0 - 16 * c)
+        else:
+            _col(src, rb, n, dy, kh, gpr, wp, woff + 64 * c, stride, qp, c0 + 16 * c, cpad, ex,
+                 zp, lo, hi, out, o + 16 * c, cout, cout - c0 - 16 * c)
+
+
+@njit(_nrt=False, inline="always")   # a call per 16 outputs costs as much as the requant
+def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count):
+    r = vi_requant(vd_sum(v), qp, c, cpad, extra, zp, lo, hi)
+    if count >= 16:
+        vi_store8(r, out, o)
+    else:
+        vi_store8n(r, out, o, count)
+
+
+@njit(_nrt=False)
+def _col(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout, cv):
+    """``n`` pixels, 3 at a time, x 16 channels: ``xu`` bytes (unsigned)."""
+    for j in range(0, n, _R):
+        r0, r1, r2 = rb[j], rb[j + 1], rb[j + 2]
+        a0, a1, a2 = vd_zero(), vd_zero(), vd_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w = vi_load(wp, p)
+                p += ws
+                a0 = vd_dpbusd(a0, vi_bcast4(src, r0 + t), w)
+                a1 = vd_dpbusd(a1, vi_bcast4(src, r1 + t), w)
+                a2 = vd_dpbusd(a2, vi_bcast4(src, r2 + t), w)
+                t += 4
+        o = o0 + j * cout
+        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
+        if j + 1 < n:
+            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
+        if j + 2 < n:
+            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
+
+
+@njit(_nrt=False)
+def _col_signed(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout,
+                cv):
+    """:func:`_col` for int8 input bytes (widened signed)."""
+    for j in range(0, n, _R):
+        r0, r1, r2 = rb[j], rb[j + 1], rb[j + 2]
+        a0, a1, a2 = vd_zero(), vd_zero(), vd_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w = vi_load(wp, p)
+                p += ws
+                a0 = vd_dpbssd(a0, vi_bcast4(src, r0 + t), w)
+                a1 = vd_dpbssd(a1, vi_bcast4(src, r1 + t), w)
+                a2 = vd_dpbssd(a2, vi_bcast4(src, r2 + t), w)
+                t += 4
+        o = o0 + j * cout
+        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
+        if j + 1 < n:
+            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
+        if j + 2 < n:
+            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)

@@ -1,0 +1,70 @@
+"""How many threads the kernels use: TFLite's ``num_threads`` (and an NNAPI execution's).
+
+The setting is a context variable, so each Python thread (each concurrent execution) has its
+own; it is read when a kernel plan is bound or run (``plan.bind(x, out)``, ``plan.run``), not
+by the compiled cores. With 1 (the default) the plans run their serial cores exactly as before;
+with ``n > 1`` the parallel kernels (CONV_2D's GEMM, DEPTHWISE_CONV_2D) split their output
+into ``n`` parts, by output pixels (rows) or by blocks of output channels, and numba's
+threading layer runs the parts. Every output element is computed by the same instruction
+sequence whatever the split, so the results are bit-identical for any thread count.
+
+Use::
+
+    from nnsim.kernels import threads
+    with threads.num_threads(2):
+        plan.run(x, out)
+
+or ``token = threads.set_num_threads(2)`` ... ``threads.reset_num_threads(token)``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from contextlib import contextmanager
+
+__all__ = ["get_num_threads", "set_num_threads", "reset_num_threads", "num_threads",
+           "split"]
+
+_NUM_THREADS = contextvars.ContextVar("nnsim_kernel_threads", default=1)
+
+#: Below this many multiply-adds a GEMM layer runs serially (a parallel launch costs about
+#: 2 us, a few times what these take); depthwise layers, several times slower per
+#: multiply-add, use a quarter of it.
+MIN_PARALLEL_WORK = 200_000
+
+
+def get_num_threads() -> int:
+    """The thread count of the current context (1 unless set)."""
+    return _NUM_THREADS.get()
+
+
+def set_num_threads(n) -> contextvars.Token:
+    """Use ``n`` threads (an int >= 1; None or -1: 1, as TFLite's default) in this context;
+    returns a token for :func:`reset_num_threads`."""
+    if n is None or n == -1:
+        n = 1
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"num_threads must be an int >= 1 (or -1), got {n!r}")
+    return _NUM_THREADS.set(n)
+
+
+def reset_num_threads(token: contextvars.Token) -> None:
+    """Restore the thread count a :func:`set_num_threads` call replaced."""
+    _NUM_THREADS.reset(token)
+
+
+@contextmanager
+def num_threads(n):
+    """``with num_threads(n):`` kernels bound or run inside use ``n`` threads."""
+    token = set_num_threads(n)
+    try:
+        yield
+    finally:
+        _NUM_THREADS.reset(token)
+
+
+def split(units: int, parts: int) -> list[tuple[int, int]]:
+    """``units`` consecutive work units cut into at most ``parts`` non-empty, contiguous,
+    nearly equal ranges ``(lo, hi)``."""
+    parts = max(1, min(parts, units))
+    return [(units * i // parts, units * (i + 1) // parts) for i in range(parts)]

@@ -1,0 +1,190 @@
+"""``num_threads`` in the kernels (nnsim.kernels.threads): CONV_2D's GEMM and DEPTHWISE_CONV_2D
+split over output rows or channel blocks give bit-identical results for 1, 2 and 3 threads.
+
+Oracle: the single-thread result of the same plan (itself checked against TFLite's reference
+kernels by the conv/depthwise tests). Each case also asserts that the threaded run really was
+split (the plan recorded parts), so a plan that silently stays serial fails. Shapes are odd on
+purpose: channel counts that are not multiples of 16 or 64, pixel counts that are not multiples
+of the 4-pixel micro-kernel, several batches, every patch source (direct 1x1, implicit padded,
+im2col for dilation), depth multipliers."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from nnsim.kernels import threads
+from nnsim.kernels.conv import prepare_conv_2d
+from nnsim.kernels.depthwise import prepare_depthwise_conv_2d
+from nnsim.kernels.elementwise import prepare_binary
+
+KINDS = ["uint8", "int8", "float32"]
+
+
+@pytest.fixture(autouse=True)
+def split_everything(monkeypatch):
+    """Split even tiny layers (the production threshold keeps them serial)."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+
+
+def _quant(kind, cout, rng):
+    if kind == "uint8":
+        return dict(in_scale=0.02, in_zp=3, w_scales=np.array([0.01]), w_zp=121,
+                    out_scale=0.37, out_zp=9)
+    return dict(in_scale=0.02, in_zp=-7, w_scales=rng.uniform(0.002, 0.02, cout), w_zp=0,
+                out_scale=0.37, out_zp=-3)
+
+
+def _data(kind, x_shape, w_shape, cout, rng):
+    if kind == "float32":
+        return (rng.standard_normal(x_shape).astype(np.float32),
+                rng.standard_normal(w_shape).astype(np.float32),
+                rng.standard_normal(cout).astype(np.float32), {})
+    dt = np.dtype(kind)
+    info = np.iinfo(dt)
+    x = rng.integers(info.min, info.max + 1, x_shape).astype(dt)
+    w = (rng.integers(0, 256, w_shape).astype(np.uint8) if kind == "uint8"
+         else rng.integers(-127, 128, w_shape).astype(np.int8))
+    bias = rng.integers(-3000, 3000, cout).astype(np.int32)
+    return x, w, bias, _quant(kind, cout, rng)
+
+
+def _run_threads(plan, x, out_shape):
+    outs = []
+    for n in (1, 2, 3):
+        out = np.full(out_shape, 0x55, plan.out_dtype)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+        outs.append(out)
+    for n in (2, 3):
+        assert plan._split.get(n) is not None, f"{n} threads: the layer was not split"
+    return outs
+
+
+CONV_CASES = {
+    # x shape, filter (cout, kh, kw), geometry
+    "1x1_direct_odd": ((1, 13, 11, 32), (70, 1, 1), (1, 1, 0, 0, 0, 0, 1, 1)),
+    "1x1_few_pixels_wide": ((1, 3, 3, 40), (200, 1, 1), (1, 1, 0, 0, 0, 0, 1, 1)),
+    "1x1_one_pixel": ((1, 1, 1, 24), (150, 1, 1), (1, 1, 0, 0, 0, 0, 1, 1)),
+    "3x3_s2_padded_batches": ((2, 15, 11, 3), (37, 3, 3), (2, 2, 1, 1, 0, 1, 1, 1)),
+    "3x3_cin6_implicit_widened": ((1, 9, 10, 6), (20, 3, 3), (1, 1, 1, 1, 1, 1, 1, 1)),
+    "dilated_gather": ((1, 9, 9, 8), (70, 3, 3), (1, 1, 2, 2, 2, 2, 2, 2)),
+    "5x3_s1x2": ((3, 7, 12, 5), (17, 5, 3), (1, 2, 2, 2, 1, 1, 1, 1)),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("case", list(CONV_CASES))
+def test_conv_threads_bit_identical(case, kind, rng):
+    x_shape, (cout, kh, kw), g = CONV_CASES[case]
+    x, w, bias, q = _data(kind, x_shape, (cout, kh, kw, x_shape[3]), cout, rng)
+    plan, out_shape = prepare_conv_2d(
+        x.shape, x.dtype, w, bias, stride_h=g[0], stride_w=g[1], pad_top=g[2], pad_bottom=g[3],
+        pad_left=g[4], pad_right=g[5], dilation_h=g[6], dilation_w=g[7], fuse=1, **q)
+    one, two, three = _run_threads(plan, x, out_shape)
+    np.testing.assert_array_equal(two, one)
+    np.testing.assert_array_equal(three, one)
+
+
+DW_CASES = {
+    # x shape, multiplier, (kh, kw), geometry
+    "3x3_ring_rows": ((1, 28, 27, 40), 1, (3, 3), (1, 1, 1, 1, 1, 1, 1, 1)),
+    "3x3_s2_batches": ((2, 15, 14, 72), 1, (3, 3), (2, 2, 0, 1, 0, 1, 1, 1)),
+    "3x3_few_rows_many_channels": ((1, 5, 6, 200), 1, (3, 3), (1, 1, 1, 1, 1, 1, 1, 1)),
+    "channels_not_16": ((1, 11, 9, 21), 1, (3, 3), (1, 1, 1, 1, 1, 1, 1, 1)),
+    "dilated": ((1, 17, 15, 24), 1, (3, 3), (1, 1, 2, 2, 2, 2, 2, 2)),
+    "multiplier3_5x3": ((1, 19, 17, 12), 3, (5, 3), (1, 2, 2, 2, 1, 1, 2, 1)),
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("case", list(DW_CASES))
+def test_depthwise_threads_bit_identical(case, kind, rng):
+    x_shape, m, (kh, kw), g = DW_CASES[case]
+    cout = x_shape[3] * m
+    x, w, bias, q = _data(kind, x_shape, (1, kh, kw, cout), cout, rng)
+    plan, out_shape = prepare_depthwise_conv_2d(
+        x.shape, x.dtype, w, bias, depth_multiplier=m, stride_h=g[0], stride_w=g[1],
+        pad_top=g[2], pad_bottom=g[3], pad_left=g[4], pad_right=g[5], dilation_h=g[6],
+        dilation_w=g[7], fuse=3 if kind == "float32" else 1, **q)
+    one, two, three = _run_threads(plan, x, out_shape)
+    np.testing.assert_array_equal(two, one)
+    np.testing.assert_array_equal(three, one)
+
+
+@pytest.mark.parametrize("op", [0, 1, 2])   # ADD, SUB, MUL
+@pytest.mark.parametrize("kind", ["uint8", "int8"])
+@pytest.mark.parametrize("size", [4096, 5003, 16 * 1000 + 9])
+def test_quantized_binary_threads_bit_identical(op, kind, size, rng):
+    """ADD/SUB/MUL split into ranges of whole 16-element vectors (the tail vector in the last
+    part)."""
+    dt = np.dtype(kind)
+    info = np.iinfo(dt)
+    a = rng.integers(info.min, info.max + 1, (1, size)).astype(dt)
+    b = rng.integers(info.min, info.max + 1, (1, size)).astype(dt)
+    zp = 3 if kind == "uint8" else -4
+    plan = prepare_binary(op, a.shape, b.shape, dt, dt, fuse=1, in1_scale=0.05, in1_zp=zp,
+                          in2_scale=0.03, in2_zp=zp + 2, out_scale=0.07, out_zp=zp - 1)
+    out_shape = plan.shape
+    outs = []
+    for n in (1, 2, 3):
+        out = np.full(out_shape, 0x55, plan.out_dtype)
+        with threads.num_threads(n):
+            call = plan.bind(a, b, out)
+            assert (len(call.args) == 6) == (n > 1)   # the parallel core takes the parts
+            call()
+        outs.append(out)
+    np.testing.assert_array_equal(outs[1], outs[0])
+    np.testing.assert_array_equal(outs[2], outs[0])
+
+
+def test_rows_and_channel_splits_both_used():
+    """Tall layers split by output pixels, small wide ones by channel blocks."""
+    rng = np.random.default_rng(0)
+    tall = prepare_conv_2d((1, 40, 40, 16), np.float32, rng.standard_normal((32, 1, 1, 16))
+                           .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
+                           pad_bottom=0, pad_left=0, pad_right=0)[0]
+    wide = prepare_conv_2d((1, 1, 1, 64), np.float32, rng.standard_normal((256, 1, 1, 64))
+                           .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
+                           pad_bottom=0, pad_left=0, pad_right=0)[0]
+    with threads.num_threads(2):
+        tall_parts = tall._parallel((tall.cols, tall.rb))[0]
+        wide_parts = wide._parallel((wide.cols, wide.rb))[0]
+    assert tall_parts.tolist() == [[0, 800, 0, 32], [800, 1600, 0, 32]]
+    assert wide_parts.tolist() == [[0, 1, 0, 128], [0, 1, 128, 256]]
+
+
+def test_small_layers_stay_serial(monkeypatch):
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 200_000)
+    rng = np.random.default_rng(0)
+    plan = prepare_conv_2d((1, 4, 4, 8), np.float32, rng.standard_normal((8, 1, 1, 8))
+                           .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
+                           pad_bottom=0, pad_left=0, pad_right=0)[0]
+    with threads.num_threads(2):
+        assert plan._parallel((plan.cols, plan.rb)) is None
+
+
+def test_thread_count_setting():
+    assert threads.get_num_threads() == 1
+    with threads.num_threads(3):
+        assert threads.get_num_threads() == 3
+        seen = []
+        worker = threading.Thread(target=lambda: seen.append(threads.get_num_threads()))
+        worker.start()
+        worker.join()
+        assert seen == [1]   # per thread (context variable): another thread has its own
+    assert threads.get_num_threads() == 1
+    token = threads.set_num_threads(-1)   # TFLite's "default"
+    assert threads.get_num_threads() == 1
+    threads.reset_num_threads(token)
+    for bad in (0, -2, 1.5, True, "2"):
+        with pytest.raises(ValueError):
+            threads.set_num_threads(bad)
+
+
+def test_split_ranges():
+    assert threads.split(13, 2) == [(0, 6), (6, 13)]
+    assert threads.split(2, 3) == [(0, 1), (1, 2)]
+    assert threads.split(9, 3) == [(0, 3), (3, 6), (6, 9)]

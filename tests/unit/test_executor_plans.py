@@ -1,0 +1,192 @@
+"""A prepared model keeps its operations' plans across executions (nnsim/runtime/cpu_executor.py
+ExecutorState): later executions must compute exactly what a fresh compilation computes, for
+new input values, in any order, and from concurrent threads.
+
+Oracle: a new compilation's first execution, which prepares and executes every operation
+afresh (the path the conformance vectors check).
+"""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import pytest
+
+from nnsim import nnapi as nn
+from nnsim.types import OperandType as T
+from nnsim.types import OperationCode as C
+
+_QUANT = {T.TENSOR_QUANT8_ASYMM: np.uint8, T.TENSOR_QUANT8_ASYMM_SIGNED: np.int8}
+
+
+def _model(t):
+    """CONV_2D -> DEPTHWISE_CONV_2D -> ADD (broadcast constant) -> MEAN -> SOFTMAX, input
+    [2, 9, 7, 3]; ``t`` is TENSOR_FLOAT32 or a quant8 type."""
+    rng = np.random.default_rng(1)
+    q = t in _QUANT
+    code, m = nn.ANeuralNetworksModel_create()
+    operands = []
+
+    def tensor(dims, scale=0.0, zp=0, ttype=t, value=None):
+        nn.ANeuralNetworksModel_addOperand(m, nn.ANeuralNetworksOperandType(ttype, dims, scale, zp))
+        index = len(operands)
+        operands.append(dims)
+        if value is not None:
+            nn.ANeuralNetworksModel_setOperandValue(m, index, value)
+        return index
+
+    def scalar(value):
+        return tensor((), ttype=T.INT32, value=np.array(value, np.int32))
+
+    dtype = _QUANT.get(t, np.float32)
+    zp = 0 if not q else (3 if dtype == np.int8 else 128)
+    x = tensor((2, 9, 7, 3), 0.05 if q else 0.0, zp)
+    if q:
+        w1 = tensor((5, 3, 3, 3), 0.02, zp, value=rng.integers(0, 255, (5, 3, 3, 3)).astype(dtype)
+                    if dtype == np.uint8 else rng.integers(-127, 128, (5, 3, 3, 3)).astype(dtype))
+        b1 = tensor((5,), 0.001, 0, T.TENSOR_INT32, rng.integers(-500, 500, 5).astype(np.int32))
+    else:
+        w1 = tensor((5, 3, 3, 3), value=rng.normal(size=(5, 3, 3, 3)).astype(np.float32))
+        b1 = tensor((5,), value=rng.normal(size=5).astype(np.float32))
+    c1 = tensor((2, 9, 7, 5), 0.1 if q else 0.0, zp)
+    nn.ANeuralNetworksModel_addOperation(m, C.CONV_2D, [x, w1, b1, scalar(1), scalar(1),
+                                                        scalar(1), scalar(1)], [c1])
+    if q:
+        w2 = tensor((1, 3, 3, 5), 0.03, zp, value=rng.integers(0, 255, (1, 3, 3, 5)).astype(dtype)
+                    if dtype == np.uint8 else rng.integers(-127, 128, (1, 3, 3, 5)).astype(dtype))
+        b2 = tensor((5,), 0.003, 0, T.TENSOR_INT32, rng.integers(-500, 500, 5).astype(np.int32))
+    else:
+        w2 = tensor((1, 3, 3, 5), value=rng.normal(size=(1, 3, 3, 5)).astype(np.float32))
+        b2 = tensor((5,), value=rng.normal(size=5).astype(np.float32))
+    d = tensor((2, 5, 4, 5), 0.2 if q else 0.0, zp)
+    nn.ANeuralNetworksModel_addOperation(m, C.DEPTHWISE_CONV_2D, [
+        c1, w2, b2, scalar(1), scalar(2), scalar(2), scalar(1), scalar(0)], [d])
+    k = tensor((1, 1, 1, 5), 0.2 if q else 0.0, zp,
+               value=(rng.integers(0, 100, (1, 1, 1, 5)).astype(dtype) if q
+                      else rng.normal(size=(1, 1, 1, 5)).astype(np.float32)))
+    a = tensor((2, 5, 4, 5), 0.3 if q else 0.0, zp)
+    nn.ANeuralNetworksModel_addOperation(m, C.ADD, [d, k, scalar(0)], [a])
+    axes = tensor((2,), ttype=T.TENSOR_INT32, value=np.array([1, 2], np.int32))
+    mean = tensor((2, 1, 1, 5), 0.3 if q else 0.0, zp)
+    nn.ANeuralNetworksModel_addOperation(m, C.MEAN, [a, axes, scalar(1)], [mean])
+    beta = tensor((), ttype=T.FLOAT32, value=np.array(1.0, np.float32))
+    out = tensor((2, 1, 1, 5), 1 / 256 if q else 0.0, 0 if dtype != np.int8 else -128)
+    nn.ANeuralNetworksModel_addOperation(m, C.SOFTMAX, [mean, beta], [out])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [x], [d, out])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+    return m, dtype
+
+
+def _compile(m):
+    code, comp = nn.ANeuralNetworksCompilation_create(m)
+    assert code == nn.ANEURALNETWORKS_NO_ERROR
+    assert nn.ANeuralNetworksCompilation_finish(comp) == nn.ANEURALNETWORKS_NO_ERROR
+    return comp
+
+
+def _run(comp, x, dtype):
+    code, ex = nn.ANeuralNetworksExecution_create(comp)
+    outs = [np.zeros((2, 5, 4, 5), dtype), np.zeros((2, 1, 1, 5), dtype)]
+    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+    for i, o in enumerate(outs):
+        nn.ANeuralNetworksExecution_setOutput(ex, i, None, o)
+    assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+    return outs
+
+
+def _inputs(dtype, n):
+    rng = np.random.default_rng(7)
+    if dtype == np.float32:
+        return [rng.normal(size=(2, 9, 7, 3)).astype(np.float32) for _ in range(n)]
+    info = np.iinfo(dtype)
+    return [rng.integers(info.min, info.max + 1, (2, 9, 7, 3)).astype(dtype) for _ in range(n)]
+
+
+@pytest.fixture(autouse=True)
+def _board():
+    """The default board: its NPU and nnapi-reference share the model (each step model is a
+    prepared model with its own state)."""
+    from nnsim.drivers import boards
+    boards.ensure_board()
+
+
+@pytest.mark.parametrize("t", [T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM,
+                               T.TENSOR_QUANT8_ASYMM_SIGNED])
+def test_later_executions_equal_a_fresh_compilation(t):
+    m, dtype = _model(t)
+    xs = _inputs(dtype, 3)
+    expected = [_run(_compile(m), x, dtype) for x in xs]     # each: a first execution
+    comp = _compile(m)
+    for x, want in zip(xs + xs[::-1], expected + expected[::-1]):
+        got = _run(comp, x, dtype)
+        for g, w in zip(got, want):
+            np.testing.assert_array_equal(g, w)
+    # the outputs handed out are the caller's: the next execution leaves them alone
+    first = _run(comp, xs[0], dtype)
+    kept = [o.copy() for o in first]
+    _run(comp, xs[1], dtype)
+    for o, k in zip(first, kept):
+        np.testing.assert_array_equal(o, k)
+
+
+def test_concurrent_executions_do_not_share_buffers():
+    m, dtype = _model(T.TENSOR_QUANT8_ASYMM)
+    xs = _inputs(dtype, 4)
+    expected = [_run(_compile(m), x, dtype) for x in xs]
+    comp = _compile(m)
+    failures = []
+
+    def worker(k):
+        for _ in range(15):
+            got = _run(comp, xs[k], dtype)
+            if not all(np.array_equal(g, w) for g, w in zip(got, expected[k])):
+                failures.append(k)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert not failures
+
+
+def _pool_reshape_model(code):
+    """``code`` (AVERAGE_POOL_2D / MAX_POOL_2D) 2x2 stride 2 -> RESHAPE to [1, 18] -> SQUEEZE,
+    uint8."""
+    _, m = nn.ANeuralNetworksModel_create()
+    q = nn.ANEURALNETWORKS_TENSOR_QUANT8_ASYMM
+    for dims, t in [((1, 6, 6, 2), q)] + [((), nn.ANEURALNETWORKS_INT32)] * 6 + \
+            [((1, 3, 3, 2), q), ((2,), nn.ANEURALNETWORKS_TENSOR_INT32), ((1, 18), q),
+             ((1,), nn.ANEURALNETWORKS_TENSOR_INT32), ((18,), q)]:
+        nn.ANeuralNetworksModel_addOperand(
+            m, nn.ANeuralNetworksOperandType(t, dims, 0.5 if t == q else 0.0, 3 if t == q else 0))
+    for i, v in enumerate([2, 2, 2, 2, 2, 0], start=1):   # VALID, strides, filter, fuse
+        nn.ANeuralNetworksModel_setOperandValue(m, i, np.array(v, np.int32))
+    nn.ANeuralNetworksModel_setOperandValue(m, 8, np.array([1, 18], np.int32))
+    nn.ANeuralNetworksModel_setOperandValue(m, 10, np.array([0], np.int32))
+    nn.ANeuralNetworksModel_addOperation(m, code, [0, 1, 2, 3, 4, 5, 6], [7])
+    nn.ANeuralNetworksModel_addOperation(m, C.RESHAPE, [7, 8], [9])
+    nn.ANeuralNetworksModel_addOperation(m, C.SQUEEZE, [9, 10], [11])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [11])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+    return m
+
+
+@pytest.mark.parametrize("code", [C.AVERAGE_POOL_2D, C.MAX_POOL_2D])
+def test_pool_and_reshape_plans_follow_new_inputs(code):
+    m = _pool_reshape_model(code)
+    rng = np.random.default_rng(3)
+    xs = [rng.integers(0, 256, (1, 6, 6, 2)).astype(np.uint8) for _ in range(3)]
+    comp = _compile(m)
+    for x in xs + xs[::-1]:
+        _, ex = nn.ANeuralNetworksExecution_create(comp)
+        out = np.zeros(18, np.uint8)
+        nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+        nn.ANeuralNetworksExecution_setOutput(ex, 0, None, out)
+        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        # hand-computed: the same scale and zero point in and out, windows of 2x2 per channel
+        windows = x.reshape(3, 2, 3, 2, 2).transpose(0, 2, 4, 1, 3).reshape(3, 3, 2, 4)
+        if code == C.MAX_POOL_2D:
+            want = windows.max(axis=-1)
+        else:   # TFLite's rounding average: (sum + count / 2) / count
+            want = (windows.astype(np.int32).sum(axis=-1) + 2) // 4
+        np.testing.assert_array_equal(out, want.reshape(18).astype(np.uint8))
