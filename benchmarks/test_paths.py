@@ -11,12 +11,9 @@ the end and kept in each benchmark's ``extra_info``. Run:
 """
 from __future__ import annotations
 
-import statistics
-import time
-
-import numpy as np
 import pytest
 
+from benchmarks._interleave import interleaved_medians, ready
 from benchmarks._results import MODELS, PATHS
 
 PATH_MODELS = ["mobilenet_v1_1.0_224_quant_reconstructed", "tf2_mobilenet_v2_1.0_224_ptq",
@@ -26,46 +23,21 @@ ROUNDS, WARMUP = 15, 2
 pytestmark = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models at {MODELS}")
 
 
-def _ready(interp):
-    interp.allocate_tensors()
-    rng = np.random.default_rng(0)
-    for d in interp.get_input_details():
-        dtype, shape = np.dtype(d["dtype"]), tuple(int(x) for x in d["shape"])
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            x = rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
-        else:
-            x = rng.uniform(-1, 1, shape).astype(dtype)
-        interp.set_tensor(d["index"], x)
-    interp.invoke()   # compiles / loads numba kernels, builds plans: outside the measurement
-    return interp
-
-
 def engines(path: str) -> dict:
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
     from nnsim.tflite import Interpreter, load_delegate
     nnapi = load_delegate("nnapi", {"accelerator_name": "nnapi-reference"})
-    return {"litert": _ready(LiteRT(model_path=path, num_threads=1)),
-            "cpu": _ready(Interpreter(model_path=path, num_threads=1)),
-            "nnapi": _ready(Interpreter(model_path=path, num_threads=1,
-                                        experimental_delegates=[nnapi]))}
+    return {"litert": ready(LiteRT(model_path=path, num_threads=1)),
+            "cpu": ready(Interpreter(model_path=path, num_threads=1)),
+            "nnapi": ready(Interpreter(model_path=path, num_threads=1,
+                                       experimental_delegates=[nnapi]))}
 
 
 @pytest.mark.parametrize("model", PATH_MODELS)
 def test_paths_interleaved(model, benchmark):
     runs = engines(str(MODELS / f"{model}.tflite"))
-    times: dict = {name: [] for name in runs}
-
-    def one_round():
-        for name, interp in runs.items():
-            start = time.perf_counter()
-            interp.invoke()
-            times[name].append(time.perf_counter() - start)
-
-    benchmark.group = "paths"
-    benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1, warmup_rounds=WARMUP)
-    medians = {name: statistics.median(t[WARMUP:]) for name, t in times.items()}
+    medians = interleaved_medians(benchmark, runs, "paths", ROUNDS, WARMUP)
     PATHS[model] = medians
     benchmark.extra_info.update({f"{k}_ms": v * 1e3 for k, v in medians.items()})
     benchmark.extra_info["cpu_over_litert"] = medians["cpu"] / medians["litert"]

@@ -10,12 +10,10 @@ sharply when its threads compete with other processes for the cores):
 """
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 import pytest
 
+from benchmarks._interleave import interleaved_medians, ready
 from benchmarks._results import MODELS
 
 THREAD_MODELS = ["mobilenet_v1_1.0_224_quant_reconstructed", "tf2_mobilenet_v2_1.0_224_ptq",
@@ -27,20 +25,8 @@ pytestmark = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models a
 
 def _ready(path, threads):
     from nnsim.tflite import Interpreter
-    interp = Interpreter(model_path=path, num_threads=threads)
-    interp.allocate_tensors()
-    rng = np.random.default_rng(0)
-    for d in interp.get_input_details():
-        dtype, shape = np.dtype(d["dtype"]), tuple(int(x) for x in d["shape"])
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            x = rng.integers(info.min, int(info.max) + 1, shape, dtype=dtype)
-        else:
-            x = rng.uniform(-1, 1, shape).astype(dtype)
-        interp.set_tensor(d["index"], x)
-    interp.invoke()   # compiles / loads the kernels and builds the plans: not measured
-    interp.invoke()   # the bound plan
-    return interp
+    # the second invoke runs the bound plan
+    return ready(Interpreter(model_path=path, num_threads=threads), warm_invokes=2)
 
 
 @pytest.mark.parametrize("model", THREAD_MODELS)
@@ -49,17 +35,7 @@ def test_threads_interleaved(model, benchmark, capsys):
     runs = {n: _ready(path, n) for n in (1, 2)}
     for d in runs[1].get_output_details():
         assert np.array_equal(runs[1].get_tensor(d["index"]), runs[2].get_tensor(d["index"]))
-    times: dict = {n: [] for n in runs}
-
-    def one_round():
-        for n, interp in runs.items():
-            start = time.perf_counter()
-            interp.invoke()
-            times[n].append(time.perf_counter() - start)
-
-    benchmark.group = "threads"
-    benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1, warmup_rounds=WARMUP)
-    medians = {n: statistics.median(t[WARMUP:]) for n, t in times.items()}
+    medians = interleaved_medians(benchmark, runs, "threads", ROUNDS, WARMUP)
     speedup = medians[1] / medians[2]
     benchmark.extra_info.update({"1_thread_ms": medians[1] * 1e3,
                                  "2_threads_ms": medians[2] * 1e3, "speedup": speedup})

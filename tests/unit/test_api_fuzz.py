@@ -29,7 +29,7 @@ GARBAGE = [None, -1, "garbage", [1, 2], object(), 2**40]
 FUNCTIONS = sorted(n for n in dir(nn) if n.startswith("ANeuralNetworks")
                    and inspect.isfunction(getattr(nn, n)))
 CODES = {int(c) for c in ResultCode}
-# What the catch-all of nnapi._code logs for an exception no check anticipated.
+# What the catch-all of nnsim._capi._code logs for an exception no check anticipated.
 UNEXPECTED = re.compile(r"^ANeuralNetworks\w+: [A-Z]\w*(Error|Exception): ")
 
 
