@@ -3,7 +3,7 @@
 A :class:`Driver` describes one NNAPI device: identity, capabilities, which operations of a model
 it supports, and how to prepare a model. Execution lives on the :class:`PreparedModel` it
 returns, as in NNAPI. Simulated NPUs are data around the shared CPU executor
-(:mod:`nnsim.runtime.cpu_executor`); no driver forks the executor.
+(:mod:`nnsim.ops.executor`); no driver forks the executor.
 
 Thread safety: drivers and prepared models may be used from the thread that runs an
 asynchronous execution; they must not keep per-execution state on ``self``.
@@ -16,7 +16,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from nnsim.types import FLT_MAX, DeviceType, FeatureLevel, OperationCode
+from nnsim.ops.executor import ExecutorStatePool
+from nnsim.types import FLT_MAX, DeviceType, FeatureLevel, OperandType, OperationCode
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,6 @@ class Capabilities:
 
     @classmethod
     def uniform(cls, perf: PerformanceInfo, types=None) -> "Capabilities":
-        from nnsim.types import OperandType
         types = list(OperandType) if types is None else types
         return cls({int(t): perf for t in types if t < 10000}, perf, perf, perf, perf)
 
@@ -80,7 +80,6 @@ class PreparedModel:
         """Run the model on the shared CPU executor, keeping the operations' plans (packed
         filters, multipliers, buffers) across executions, as a prepared model does;
         ``log=False``: without the CpuExecutor vlog lines (a device that is not the CPU)."""
-        from nnsim.runtime.cpu_executor import ExecutorStatePool
         if self._executor_states is None:
             self._executor_states = ExecutorStatePool(self.model)
         return self._executor_states.run(inputs, log=log)
@@ -97,7 +96,9 @@ class PreparedModel:
 
 
 class Driver:
-    """Base driver. Subclasses set the identity attributes and override what differs."""
+    """Base driver. Subclasses set the identity attributes, answer
+    ``supported_operations_with_reasons`` (nothing is claimed by default) and override what
+    else differs."""
 
     name: str = "unnamed"
     version_string: str = "UNKNOWN"
@@ -113,7 +114,7 @@ class Driver:
 
     def supported_operations_with_reasons(self, model) -> list[SupportDecision]:
         """One decision per operation of ``model`` (a finished ModelBuilder), in its order."""
-        return [SupportDecision(True) for _ in model.operations]
+        raise NotImplementedError(f"{type(self).__name__} must say which operations it supports")
 
     def supported_operations(self, model) -> list[bool]:
         return [d.supported for d in self.supported_operations_with_reasons(model)]

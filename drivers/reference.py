@@ -7,9 +7,12 @@ device of the list; the device of CPU fallback.
 """
 from __future__ import annotations
 
-from nnsim.drivers.base import Capabilities, Driver, PerformanceInfo, SupportDecision, op_name
+from nnsim.drivers.base import (Capabilities, Driver, PerformanceInfo, SupportDecision, Timing,
+                                op_name)
+from nnsim.drivers.profiles import current_board
+from nnsim.drivers.timing import cpu_step_cost
 from nnsim.ops.registry import is_registered
-from nnsim.runtime.properties import runtime_feature_level
+from nnsim.platform.properties import runtime_feature_level
 from nnsim.types import DeviceType, OperationCode
 
 
@@ -41,8 +44,23 @@ class ReferenceDriver(Driver):
 
     def execution_timing(self, prepared, host_ns: int):
         """Simulated time on the current board's CPU (drivers/timing.py CPU cost model)."""
-        from nnsim.drivers.timing import reference_cpu_timing
         return reference_cpu_timing(prepared, host_ns)
+
+
+def reference_cpu_timing(prepared, host_ns: int) -> Timing:
+    """``Timing`` of an nnapi-reference execution on the current board's CPU
+    (:func:`nnsim.drivers.profiles.current_board`); the cost is cached on the prepared model."""
+    board = current_board()
+    key = ("_nnsim_cpu_cost", board.name)
+    cached = getattr(prepared, "_nnsim_cpu_cost", None)
+    if cached is None or cached[0] != key:
+        cached = (key, cpu_step_cost(prepared.model, board.cpu))
+        try:
+            prepared._nnsim_cpu_cost = cached
+        except AttributeError:
+            pass
+    ns = int(round(cached[1].driver_ns))
+    return Timing(host_ns=host_ns, device_ns=ns, driver_ns=ns)
 
 
 CPU_DEVICE = ReferenceDriver()

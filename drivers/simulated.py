@@ -1,172 +1,122 @@
-"""Simulated NPU drivers: data around the shared executor (npu-drivers.md 10.1).
+"""Simulated NPU drivers: one final class, built from data around the shared executor
+(npu-drivers.md 10.1).
 
-A :class:`SimulatedDriver` is a driver described by data:
+:class:`SimulatedDriver` has the shape of AOSP's ``LimitedSupportDevice``: it is composed, never
+subclassed. A device is
 
-* identity: ``name``, ``version_string``, ``device_type``, ``feature_level`` (HAL version);
-* capabilities: ``performance`` (OperandType -> PerformanceInfo; an undeclared type is
-  FLT_MAX), ``relaxed_performance``, ``if_performance``, ``while_performance``;
-* a support table: OperationCode -> :class:`OpRule` (accepted operand-type signatures plus
-  extra conditions, each condition returning the HAL's reason string when it refuses);
-* global rules (applied to every operation) and a whole-model veto (``model_veto``);
-* ``properties``: the vendor knobs it reads (registered with ``nnsim props``);
-* a timing model (:mod:`nnsim.drivers.timing`, parameters from the board profile ``board``).
+* identity: ``name``, ``version_string``, ``device_type``, ``feature_level`` (HAL version),
+  ``number_of_cache_files_needed`` and ``log_tag`` (the vendor service's logcat tag, "" = no
+  logging); ``feature_level``, ``number_of_cache_files_needed`` and ``log_tag`` may be
+  zero-argument callables, re-read at every use (vsi-npu's follow its BSP property);
+* ``rules``: a :class:`~nnsim.drivers.rules.SupportRules` (the table, global rules, veto and
+  decision procedure);
+* ``capabilities``: a callable of the properties (:class:`Props`) returning the
+  :class:`~nnsim.drivers.base.Capabilities`;
+* ``timing``: a :class:`~nnsim.drivers.timing.TimingModel` with the device's own parameters
+  (the board profile's section for its name, :meth:`nnsim.drivers.profiles.Board.timing`);
+* ``lifecycle``: optional :class:`Lifecycle` hooks (SyNAP's conversion at the first run, its
+  compile cache and statistics, its frozen input shapes);
+* ``vendor``: optional vendor state the parts share; its attributes read as the driver's own
+  (``driver.bsp`` of vsi-npu, ``driver.compile_cache()`` of synap-npu), as
+  ``LimitedSupportDevice`` forwards what it does not change to the device it wraps.
 
-``supported_operations_with_reasons(model)`` answers per operation with the reasons worded as
-the real HAL logs them ("reject CONVOLUTION_2D because ..."), and logs them under the vendor
-service's logcat tag. ``prepare`` returns a :class:`SimulatedPreparedModel` that executes
-through the shared CPU executor and reports simulated time: ``Timing.device_ns`` (hardware) and
-``Timing.driver_ns`` (hardware + HAL/RPC + transfers + the first-run graph compilation).
+Call order. ``supported_operations_with_reasons(model)``: ``rules.disabled`` (a reason refuses
+every operation, nothing is logged), the ``rules.log_frame`` line, ``rules.blocked_ops``,
+``rules.veto``; then per operation the MetaModel slice (an operation newer than the HAL's
+feature level is never sent to it) and ``rules.reasons``; then every reason and the frame's
+"exit" line under ``log_tag``. ``prepare``: ``lifecycle.before_prepare``, then a
+:class:`SimulatedPreparedModel` (``lifecycle.profiling``, ``timing.step_cost``), compiled at
+once unless ``lifecycle.compile_at_first_execution``. Every execution:
+``lifecycle.begin_execution``; the first one compiles (``lifecycle.first_run`` or the default
+cost, the NNAPI cache files written, ``lifecycle.on_compiled``); the run itself on the shared
+executor; its :class:`~nnsim.drivers.base.Timing`; ``lifecycle.end_execution``.
 
-Compilation caching (nnapi-runtime.md 6.1): a driver asking for cache files writes the
-compiled step model into them when it compiles (at the first execution); the runtime hands the
-files back to ``prepare_from_cache`` in a later compilation, in this or another process, and
+Simulated time: ``Timing.device_ns`` (hardware) and ``Timing.driver_ns`` (hardware + HAL/RPC +
+transfers + the first-run graph compilation).
+
+Compilation caching (nnapi-runtime.md 6.1): a driver asking for cache files writes the compiled
+step model into them when it compiles (at the first execution) through the runtime's
+``DeviceCache.store_model``; in a later compilation, in this or another process, the runtime
+rebuilds the model from the files (``DeviceCache.load_model``) for ``prepare_from_cache``, and
 the first execution then costs a cache load instead of a compilation.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import threading
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from nnsim.drivers import timing as tm
 from nnsim.drivers.base import (WORST, Capabilities, Driver, PerformanceInfo, PreparedModel,
                                 SupportDecision, Timing)
+from nnsim.drivers.rules import SupportRules
+from nnsim.drivers.timing import NpuParams, StepCost, TimingModel
 from nnsim.errors import OpFailedError
 from nnsim.ops.base import OperationView
-from nnsim.runtime import vlog
-from nnsim.runtime.properties import register_property
-from nnsim.types import DeviceType, FeatureLevel, OperandLifeTime, OperandType
-
-L = OperandLifeTime
-T = OperandType
-VALIDATOR, INLINE, DEFAULT, REJECT = "validator", "inline", "default", "reject"
-_CONST = (L.CONSTANT_COPY, L.CONSTANT_REFERENCE, L.POINTER)
+from nnsim.platform import vlog
+from nnsim.platform.properties import getprop, getprop_int, register_property
+from nnsim.types import DeviceType, FeatureLevel
 
 
-Check = Callable[[OperationView], "str | None"]
+class Props:
+    """Read access to the emulated Android properties, as a driver's parts see them."""
+
+    @staticmethod
+    def get(key: str, default: str | None = None) -> str:
+        return getprop(key, default)
+
+    @staticmethod
+    def get_int(key: str, default: int) -> int:
+        return getprop_int(key, default)
+
+
+PROPS = Props()
+
+
+def register_properties(properties: dict) -> None:
+    """Declare a driver module's vendor knobs ({name: (default, meaning)}) once, at import, so
+    ``nnsim props`` lists them."""
+    for key, (default, meaning) in properties.items():
+        register_property(key, default, meaning)
+
+
+def table_capabilities(performance: dict, relaxed: PerformanceInfo = WORST,
+                       if_performance: PerformanceInfo = WORST,
+                       while_performance: PerformanceInfo = WORST) -> Capabilities:
+    """Capabilities from an OperandType -> PerformanceInfo table (an undeclared type is
+    FLT_MAX), the relaxed fp32->fp16 entry (scalar and tensor alike), IF and WHILE."""
+    return Capabilities(dict(performance), relaxed, relaxed, if_performance, while_performance)
 
 
 @dataclass(frozen=True)
-class OpRule:
-    """One row of a support table.
+class Lifecycle:
+    """Optional hooks around preparation and execution (all None: a plain device).
 
-    ``kind``: VALIDATOR (checks stop at the first failure), INLINE / DEFAULT (the driver's
-    common tail runs after ``checks``; all reasons are collected), REJECT (always refused).
-    ``types``: accepted types of input ``type_index`` (None = any); ``pairs``: accepted
-    (input, weight) type pairs; ``outputs``: accepted types of output 0; ``checks``: extra
-    conditions returning a reason or None; ``label``: the op name used in reasons;
-    ``source``: where the row comes from (a section of docs/reference/npu-drivers.md).
+    ``compile_at_first_execution``: the graph is compiled at the first execution (False: at
+    prepare). ``before_prepare()``: raise an NnapiError to refuse ``prepare``.
+    ``profiling()``: step-by-step execution (a per-layer overhead in the step cost).
+    ``first_run(prepared) -> (kind, ns)``: the cost of the compilation, replacing the default
+    ("compile", or "nnapi-cache" for a model from the NNAPI cache). ``on_compiled(prepared)``,
+    ``begin_execution(prepared, inputs)`` (before every execution; raise to refuse it),
+    ``end_execution(prepared, timing)`` (after it).
     """
-    kind: str
-    types: frozenset | None = None
-    pairs: frozenset | None = None
-    outputs: frozenset | None = None
-    checks: tuple = ()
-    label: str = ""
-    reason: str = ""
-    type_index: int = 0
-    source: str = ""
-
-    def check(self, view: OperationView, accumulate: bool = False) -> list[str]:
-        label = self.label or view.name
-        if self.kind == REJECT:
-            return [self.reason or f"reject {label} because it is not supported"]
-        if self.types is not None and view.input_type(self.type_index) not in self.types:
-            return [f"reject {label} because input data type not support"]
-        if self.pairs is not None and (view.input_type(0), view.input_type(1)) not in self.pairs:
-            return [f"reject {label} because input data type not support"]
-        if self.outputs is not None and view.outputs and view.output_type(0) not in self.outputs:
-            return [f"reject {label} because output data type not support"]
-        reasons = []
-        for c in self.checks:
-            r = c(view)
-            if r:
-                reasons.append(r)
-                if not accumulate:
-                    break
-        return reasons
+    compile_at_first_execution: bool = True
+    before_prepare: Callable[[], None] | None = None
+    profiling: Callable[[], bool] | None = None
+    first_run: Callable[["SimulatedPreparedModel"], tuple[str, float]] | None = None
+    on_compiled: Callable[["SimulatedPreparedModel"], None] | None = None
+    begin_execution: Callable[["SimulatedPreparedModel", Sequence], None] | None = None
+    end_execution: Callable[["SimulatedPreparedModel", Timing], None] | None = None
 
 
-def types(*ts) -> frozenset:
-    return frozenset(int(t) for t in ts)
-
-
-# -- compilation cache contents -----------------------------------------------------------------------
-CACHE_MAGIC = b"NNSIM-COMPILED-NETWORK 1\n"
-
-
-def serialize_model(model) -> tuple[bytes, bytes]:
-    """(structure, constant data) of a finished model; raises ValueError for control flow."""
-    blob = bytearray()
-    operands = []
-    for o in model.operands:
-        entry = {"type": int(o.type), "dims": [int(d) for d in o.dimensions], "scale": o.scale,
-                 "zp": int(o.zero_point), "lifetime": int(o.lifetime)}
-        if o.channel_quant is not None:
-            entry["cq"] = [int(o.channel_quant.channelDim), list(o.channel_quant.scales)]
-        if o.lifetime == L.SUBGRAPH:
-            raise ValueError("models with control flow are not cached")
-        if o.lifetime in _CONST and o.value is not None:
-            data = bytes(o.value)
-            entry["data"] = [len(blob), len(data)]
-            blob += data
-        operands.append(entry)
-    struct = {"operands": operands,
-              "operations": [[int(op.type), list(op.inputs), list(op.outputs)]
-                             for op in model.operations],
-              "inputs": list(model.input_indexes), "outputs": list(model.output_indexes),
-              "relaxed": bool(model.relax_float32_to_float16)}
-    return CACHE_MAGIC + json.dumps(struct, sort_keys=True).encode(), bytes(blob)
-
-
-def deserialize_model(struct: bytes, data: bytes):
-    """Rebuild the model through the public ModelBuilder API; ValueError if malformed."""
-    from nnsim.runtime.model import ModelBuilder
-    from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
-    if not struct.startswith(CACHE_MAGIC):
-        raise ValueError("not an nnsim compiled-network cache file")
-    try:
-        s = json.loads(struct[len(CACHE_MAGIC):])
-        m = ModelBuilder()
-        for k, o in enumerate(s["operands"]):
-            m.add_operand(OperandTypeSpec(o["type"], tuple(o["dims"]), o["scale"], o["zp"]))
-            if "cq" in o:
-                m.set_operand_symm_per_channel_quant_params(
-                    k, SymmPerChannelQuantParams(o["cq"][0], tuple(o["cq"][1])))
-            if "data" in o:
-                start, length = o["data"]
-                if start + length > len(data):
-                    raise ValueError("data cache file is truncated")
-                m.set_operand_value(k, data[start:start + length])
-            elif o["lifetime"] == L.NO_VALUE:
-                m.set_operand_value(k, None)
-        for code, ins, outs in s["operations"]:
-            m.add_operation(code, ins, outs)
-        m.identify_inputs_and_outputs(s["inputs"], s["outputs"])
-        m.relax_computation_float32_to_float16(s["relaxed"])
-        m.finish()
-        return m
-    except (KeyError, TypeError, IndexError, json.JSONDecodeError) as e:
-        raise ValueError(f"malformed cache file: {e}") from None
-
-
-def model_fingerprint(model) -> str:
-    """SHA-256 of a model's structure and constants (the SyNAP compile-cache key)."""
-    struct, data = serialize_model(model)
-    return hashlib.sha256(struct + data).hexdigest()
-
-
-# -- prepared model ---------------------------------------------------------------------------------
+# -- prepared model --------------------------------------------------------------------------------
 class SimulatedPreparedModel(PreparedModel):
     """A step model prepared on a simulated NPU.
 
     ``cost`` is the steady-state :class:`~nnsim.drivers.timing.StepCost`. The first execution
     adds the graph compilation (``first_run_kind``: "compile", "nnapi-cache", or a driver's own
     kind such as "synap-cache"; ``first_run_ns``). ``last_timing`` is the Timing of the last
-    execution.
+    execution; ``state`` holds what the lifecycle hooks keep per prepared model.
     """
 
     def __init__(self, driver: "SimulatedDriver", model, cache=None, from_cache: bool = False):
@@ -174,7 +124,7 @@ class SimulatedPreparedModel(PreparedModel):
         self.cache = cache
         self.from_cache = from_cache
         self.profiling = driver.profiling()
-        self.cost = driver.step_cost(model, self.profiling)
+        self.cost: StepCost = driver.step_cost(model, self.profiling)
         self.compiled = False
         self.first_run_kind: str | None = None
         self.first_run_ns = 0
@@ -196,99 +146,117 @@ class SimulatedPreparedModel(PreparedModel):
         return outputs, timing
 
 
-# -- the driver ----------------------------------------------------------------------------------------
+def _resolve(value):
+    return value() if callable(value) else value
+
+
+# -- the driver ------------------------------------------------------------------------------------
 class SimulatedDriver(Driver):
-    """A driver made of data; see the module docstring. Subclasses fill the class attributes
-    and may override ``check_operation`` (the per-op decision), ``model_veto`` and the
-    execution hooks."""
+    """A driver made of data; see the module docstring. Final: build one, do not subclass."""
 
-    name = "simulated-npu"
-    version_string = "nnsim simulated"
-    device_type = DeviceType.DEVICE_ACCELERATOR
-    feature_level = FeatureLevel.FEATURE_LEVEL_4
-    number_of_cache_files_needed = (1, 1)
-    performance: dict = {}
-    relaxed_performance: PerformanceInfo = WORST
-    if_performance: PerformanceInfo = WORST
-    while_performance: PerformanceInfo = WORST
-    support_table: dict = {}
-    global_rules: tuple = ()
-    properties: dict = {}           # name -> (default, meaning)
-    log_tag = ""                    # logcat tag of the vendor service ("" = no logging)
-    default_board = "imx8mp"
-    compile_at_first_execution = True
+    def __init__(self, name: str, *, rules: SupportRules,
+                 capabilities: Callable[[Props], Capabilities], timing: TimingModel,
+                 lifecycle: Lifecycle | None = None, version_string: str = "nnsim simulated",
+                 device_type: int = DeviceType.DEVICE_ACCELERATOR,
+                 feature_level: int | Callable[[], int] = FeatureLevel.FEATURE_LEVEL_4,
+                 number_of_cache_files_needed: tuple | Callable[[], tuple] = (1, 1),
+                 log_tag: str | Callable[[], str] = "", board: str = "", vendor=None):
+        self.name = name
+        self.version_string = version_string
+        self.device_type = device_type
+        self.rules = rules
+        self.capabilities_of = capabilities
+        self.timing = timing
+        self.lifecycle = lifecycle or Lifecycle()
+        self.board = board
+        self.vendor = vendor
+        self._feature_level = feature_level
+        self._cache_files = number_of_cache_files_needed
+        self._log_tag = log_tag
 
-    def __init__(self, board: str | None = None):
-        self.board = board or self.default_board
-        for key, (default, meaning) in self.properties.items():
-            register_property(key, default, meaning)
+    def __init_subclass__(cls, **kwargs):
+        raise TypeError("SimulatedDriver is final: describe a device with its parts "
+                        "(rules, capabilities, timing, lifecycle) instead of subclassing")
 
-    # -- capabilities -------------------------------------------------------------------------
+    def __getattr__(self, attr: str):
+        # only called for attributes the driver lacks: the vendor state's (``bsp``, ...)
+        vendor = self.__dict__.get("vendor")
+        if vendor is not None and not attr.startswith("_"):
+            return getattr(vendor, attr)
+        raise AttributeError(f"{type(self).__name__} {self.__dict__.get('name')!r} has no "
+                             f"attribute {attr!r}")
+
+    # -- identity -------------------------------------------------------------------------------
+    @property
+    def feature_level(self) -> int:
+        return _resolve(self._feature_level)
+
+    @property
+    def number_of_cache_files_needed(self) -> tuple[int, int]:
+        return _resolve(self._cache_files)
+
+    @property
+    def log_tag(self) -> str:
+        return _resolve(self._log_tag)
+
+    @property
+    def support_table(self) -> dict:
+        """The support table as it stands now (``nnsim ops``)."""
+        return self.rules.current_table()
+
+    @property
+    def compile_at_first_execution(self) -> bool:
+        return self.lifecycle.compile_at_first_execution
+
     def capabilities(self) -> Capabilities:
-        return Capabilities(dict(self.performance), self.relaxed_performance,
-                            self.relaxed_performance, self.if_performance,
-                            self.while_performance)
+        return self.capabilities_of(PROPS)
 
     # -- getSupportedOperations -----------------------------------------------------------------
-    def model_veto(self, model) -> str | None:
-        """A reason to refuse the whole model, or None."""
-        return None
-
-    def support_context(self, model):
-        """Per-call state shared by the ``check_operation`` calls of one query (e.g. a block
-        list read from a file); None by default."""
-        return None
-
-    def check_operation(self, view: OperationView, context=None) -> list[str]:
-        """Reasons to refuse one operation (empty = supported): global rules, then the table."""
-        reasons = [r for rule in self.global_rules for r in (rule(view) or ())]
-        if reasons:
-            return reasons
-        rule = self.support_table.get(view.code)
-        if rule is None:
-            return [f"reject {view.name} because it is not supported by {self.name}"]
-        return rule.check(view)
-
     def supported_operations_with_reasons(self, model) -> list[SupportDecision]:
-        self.log_supported_begin()
-        context = self.support_context(model)
-        veto = self.model_veto(model)
+        rules = self.rules
+        disabled = rules.disabled() if rules.disabled is not None else None
+        if disabled:
+            return [SupportDecision(False, disabled) for _ in model.operations]
+        tag = self.log_tag
+        frame = rules.log_frame() if rules.log_frame is not None else ""
+        if frame:
+            vlog.log_info(tag, frame)
+        blocked = rules.blocked_ops() if rules.blocked_ops is not None else frozenset()
+        veto = rules.veto(model) if rules.veto is not None else None
+        level = self.feature_level
+        table = rules.current_table()
         decisions = []
         log_lines = []
         for i in range(len(model.operations) if veto is None else 0):
             view = OperationView.of_model(model, i)
-            if view.operation.min_feature_level > self.feature_level:
+            if view.operation.min_feature_level > level:
                 decisions.append(SupportDecision(False, (
                     f"{view.name} needs feature level {view.operation.min_feature_level}; the "
-                    f"{self.name} HAL (feature level {int(self.feature_level)}) never receives "
+                    f"{self.name} HAL (feature level {int(level)}) never receives "
                     f"it (MetaModel slice)")))
                 continue
-            reasons = self.check_operation(view, context)
+            reasons = rules.reasons(view, self.name, blocked, table)
             log_lines.extend(reasons)
             decisions.append(SupportDecision(not reasons, "; ".join(reasons)))
         if veto is not None:
             decisions = [SupportDecision(False, veto) for _ in model.operations]
-        self.log_supported_end(log_lines)
+        if tag:
+            for line in log_lines:
+                vlog.log_info(tag, line)
+        if frame:
+            vlog.log_info(tag, f"{frame} exit")
         return decisions
 
-    def log_supported_begin(self) -> None:
-        pass
-
-    def log_supported_end(self, reasons: list[str]) -> None:
-        if self.log_tag:
-            for line in reasons:
-                vlog.log_info(self.log_tag, line)
-
     # -- timing ------------------------------------------------------------------------------
-    def timing_params(self) -> tm.NpuParams:
-        from nnsim.drivers.boards import get_board
-        return get_board(self.board).npu
+    def timing_params(self) -> NpuParams:
+        return self.timing.params
 
     def profiling(self) -> bool:
-        return False
+        hook = self.lifecycle.profiling
+        return bool(hook()) if hook is not None else False
 
-    def step_cost(self, model, profiling: bool = False) -> tm.StepCost:
-        return tm.npu_step_cost(model, self.timing_params(), profiling)
+    def step_cost(self, model, profiling: bool = False) -> StepCost:
+        return self.timing.step_cost(model, profiling)
 
     def execution_timing(self, prepared, host_ns: int) -> Timing:
         cost = getattr(prepared, "cost", None) or self.step_cost(prepared.model)
@@ -297,28 +265,25 @@ class SimulatedDriver(Driver):
 
     # -- prepare and the compilation cache ------------------------------------------------------
     def prepare(self, model, preference: int, priority: int, cache=None) -> PreparedModel:
+        if self.lifecycle.before_prepare is not None:
+            self.lifecycle.before_prepare()
         prepared = SimulatedPreparedModel(self, model, cache)
-        if not self.compile_at_first_execution:
+        if not self.lifecycle.compile_at_first_execution:
             self._compile(prepared)
         return prepared
+
+    def _owner(self) -> dict:
+        return {"device": self.name, "version": self.version_string}
 
     def prepare_from_cache(self, cache) -> PreparedModel | None:
         if not cache.model_files or not cache.data_files:
             return None
         try:
-            with open(cache.model_files[0], "rb") as f:
-                struct = f.read()
-            with open(cache.data_files[0], "rb") as f:
-                data = f.read()
-            header, _, rest = struct.partition(b"\n")
-            owner = json.loads(header)
-            if owner != {"device": self.name, "version": self.version_string}:
-                raise ValueError(f"written by {owner}")
-            model = deserialize_model(rest, data)
+            model = cache.load_model(self._owner())   # the runtime rebuilds the model
         except (OSError, ValueError) as e:
             raise OpFailedError(f"{self.name}: cannot prepare from cache: {e}") from None
         prepared = SimulatedPreparedModel(self, model, None, from_cache=True)
-        if not self.compile_at_first_execution:
+        if not self.lifecycle.compile_at_first_execution:
             self._compile(prepared)
         return prepared
 
@@ -327,72 +292,40 @@ class SimulatedDriver(Driver):
         if cache is None or not cache.model_files or not cache.data_files:
             return False
         try:
-            struct, data = serialize_model(prepared.model)
-        except ValueError:
+            cache.store_model(self._owner(), prepared.model)
+        except ValueError:      # control flow: not cached
             return False
-        owner = json.dumps({"device": self.name, "version": self.version_string},
-                           sort_keys=True).encode()
-        try:
-            with open(cache.model_files[0], "wb") as f:
-                f.write(owner + b"\n" + struct)
-            with open(cache.data_files[0], "wb") as f:
-                f.write(data)
         except OSError as e:
             vlog.log_error(self.log_tag or self.name, f"cannot write the compilation cache: {e}")
             return False
         return True
 
-    def first_run_cost(self, prepared: SimulatedPreparedModel) -> tuple[str, float]:
-        """(kind, ns) of turning the step model into a device network."""
-        p = self.timing_params()
-        if prepared.from_cache:
-            return "nnapi-cache", tm.cache_load_ns(prepared.cost, p)
-        return "compile", tm.compile_ns(prepared.cost, p)
-
     def _compile(self, prepared: SimulatedPreparedModel) -> float:
-        kind, ns = self.first_run_cost(prepared)
+        """Turn the step model into a device network; returns the driver time it took."""
+        if self.lifecycle.first_run is not None:
+            kind, ns = self.lifecycle.first_run(prepared)
+        elif prepared.from_cache:
+            kind, ns = "nnapi-cache", self.timing.cache_load_ns(prepared.cost)
+        else:
+            kind, ns = "compile", self.timing.compile_ns(prepared.cost)
         if not prepared.from_cache and self._write_cache(prepared):
-            ns += tm.cache_store_ns(prepared.cost, self.timing_params())
+            ns += self.timing.cache_store_ns(prepared.cost)
         prepared.compiled, prepared.first_run_kind, prepared.first_run_ns = True, kind, int(ns)
-        self.on_compiled(prepared)
+        if self.lifecycle.on_compiled is not None:
+            self.lifecycle.on_compiled(prepared)
         return ns
 
-    # -- execution hooks ----------------------------------------------------------------------
+    # -- execution ------------------------------------------------------------------------------
     def begin_execution(self, prepared: SimulatedPreparedModel, inputs) -> float:
-        """Called before every execution; returns the extra driver time of this run (the
-        graph compilation on the first one)."""
+        """Before every execution; returns the extra driver time of this run (the graph
+        compilation on the first one)."""
+        if self.lifecycle.begin_execution is not None:
+            self.lifecycle.begin_execution(prepared, inputs)
         with prepared.lock:
             if prepared.compiled:
                 return 0.0
             return self._compile(prepared)
 
-    def on_compiled(self, prepared: SimulatedPreparedModel) -> None:
-        pass
-
     def end_execution(self, prepared: SimulatedPreparedModel, timing: Timing) -> None:
-        pass
-
-
-# -- optional log-faithful device (npu-drivers.md 7, 10.5) -------------------------------------------
-class EdgeTpuDriver(SimulatedDriver):
-    """``google-edgetpu`` (Pixel 4): TENSOR_QUANT8_ASYMM {0.1, 0.1}, float and the other logged
-    types {10.0, 10.0} (npu-drivers.md 7); supports ops whose input[0] is uint8 (10.5)."""
-
-    name = "google-edgetpu"
-    version_string = "nnsim google-edgetpu"
-    feature_level = FeatureLevel.FEATURE_LEVEL_3
-    number_of_cache_files_needed = (0, 0)
-    performance = {int(t): PerformanceInfo(10.0, 10.0) for t in (
-        T.FLOAT32, T.INT32, T.UINT32, T.TENSOR_FLOAT32, T.TENSOR_INT32)}  # 7 (dump truncated)
-    performance[int(T.TENSOR_QUANT8_ASYMM)] = PerformanceInfo(0.1, 0.1)  # 7
-    relaxed_performance = PerformanceInfo(10.0, 10.0)  # 7
-    compile_at_first_execution = False
-
-    def check_operation(self, view: OperationView, context=None) -> list[str]:
-        if view.input_type(0) != T.TENSOR_QUANT8_ASYMM:  # 10.5: quantized uint8 ops only
-            return [f"{view.name}: {self.name} supports only TENSOR_QUANT8_ASYMM operations"]
-        return []
-
-
-def google_edgetpu(board: str | None = None) -> EdgeTpuDriver:
-    return EdgeTpuDriver(board)
+        if self.lifecycle.end_execution is not None:
+            self.lifecycle.end_execution(prepared, timing)

@@ -35,9 +35,8 @@ try:
 except ImportError:  # not POSIX: only the in-process lock
     fcntl = None
 
-from nnsim.drivers import sysfs
-
-from nnsim.runtime import vlog
+from nnsim.platform import sysfs, vlog
+from nnsim.platform.properties import getprop
 
 CACHE_FORMAT = "nnsim-synap-cache 1"
 DEFAULT_CACHE_PATH = "/data/vendor/synap/nnhal.cache"  # 4.1
@@ -148,7 +147,6 @@ class SynapCompileCache:
     @classmethod
     def from_properties(cls) -> SynapCompileCache:
         """The cache the properties name; an invalid capacity value is warned about."""
-        from nnsim.runtime.properties import getprop
         capacity, warning = parse_capacity(getprop(PROP_CACHE_CAPACITY,
                                                    str(DEFAULT_CACHE_CAPACITY)))
         cache = cls(getprop(PROP_CACHE_PATH) or DEFAULT_CACHE_PATH, capacity)

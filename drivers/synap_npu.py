@@ -19,175 +19,217 @@ SyNAP specifics (4.1, 10.3):
   and ``inference_count`` does not move;
 * ``vendor.NNAPI_SYNAP_PROFILE=1``: step-by-step execution (slower) and a per-layer table in
   ``network_profile``;
-* the sysfs statistics of 4.2 (:mod:`nnsim.drivers.sysfs`).
+* the sysfs statistics of 4.2 (:mod:`nnsim.platform.sysfs`).
 """
 from __future__ import annotations
 
 import weakref
+from collections import Counter
 
 import numpy as np
 
-from nnsim.drivers import sysfs
-from nnsim.drivers import timing as tm
-from nnsim.drivers.base import PerformanceInfo, SupportDecision
-from nnsim.drivers.simulated import model_fingerprint
+from nnsim.common.model_bytes import model_fingerprint
+from nnsim.drivers.base import Capabilities, PerformanceInfo
+from nnsim.drivers.profiles import get_board
+from nnsim.drivers.simulated import (Lifecycle, Props, SimulatedDriver, SimulatedPreparedModel,
+                                     register_properties, table_capabilities)
 from nnsim.drivers.synap_cache import (DEFAULT_CACHE_CAPACITY, DEFAULT_CACHE_PATH, LOG_TAG,
                                        PROP_CACHE_CAPACITY, PROP_CACHE_PATH, SynapCompileCache)
-from nnsim.drivers.vsi_npu import B8, F16, F32, I8, I32, U8, VERSION_STRING, VsiNpuDriver
+from nnsim.drivers.vsi_npu import (B8, F16, F32, I8, I32, NO_CONTROL_FLOW, RELAXED, U8,
+                                   VERSION_STRING, VsiHal, vsi_rules)
 from nnsim.errors import OpFailedError
-from nnsim.runtime import vlog
-from nnsim.runtime.properties import getprop, getprop_int, register_property
+from nnsim.platform import sysfs, vlog
+from nnsim.platform.properties import getprop_int
+from nnsim.types import OperandType, OperationCode
 
+NAME = "synap-npu"                       # 4.1 ("NNAPI accelerators available: [synap-npu,...]")
+DEFAULT_BOARD = "vs680"
 PROP_NNAPI_CACHE = "vendor.npu.cache.model"
 PROP_DISABLE = "vendor.NNAPI_SYNAP_DISABLE"
 PROP_PROFILE = "vendor.NNAPI_SYNAP_PROFILE"
 PROP_INT8_PERF = "vendor.nnsim.synap.int8_perf"
 SYNAP_BSP_LEVEL = "android-12.1.0_1.0.0"                # 10.3 (assumption)
+PROPERTIES = {
+    PROP_CACHE_PATH: (DEFAULT_CACHE_PATH, "synap-npu: SyNAP compile cache file (/data/... "
+                                          "lives in the nnsim state directory)"),
+    PROP_CACHE_CAPACITY: (str(DEFAULT_CACHE_CAPACITY), "synap-npu: compile cache capacity "
+                                                       "in entries; 0 disables it"),
+    PROP_NNAPI_CACHE: ("0", "synap-npu: 1 enables NNAPI compilation caching (1 model + 1 "
+                            "data cache file)"),
+    PROP_DISABLE: ("0", "synap-npu: 1 = every NNAPI model falls back to the CPU"),
+    PROP_PROFILE: ("0", "synap-npu: 1 = step-by-step execution and a per-layer "
+                        "network_profile"),
+    PROP_INT8_PERF: ("", "nnsim: synap-npu execTime/powerUsage for "
+                         "TENSOR_QUANT8_ASYMM_SIGNED (empty = FLT_MAX, as vsi-npu)"),
+}
+register_properties(PROPERTIES)   # once, at import: listed by `nnsim props`
 
 
-class SynapNpuDriver(VsiNpuDriver):
-    name = "synap-npu"                    # 4.1 ("NNAPI accelerators available: [synap-npu,...]")
-    version_string = VERSION_STRING       # assumption: the VSI NNHAL string (4.1 provenance)
-    default_board = "vs680"
-    properties = {
-        PROP_CACHE_PATH: (DEFAULT_CACHE_PATH, "synap-npu: SyNAP compile cache file (/data/... "
-                                              "lives in the nnsim state directory)"),
-        PROP_CACHE_CAPACITY: (str(DEFAULT_CACHE_CAPACITY), "synap-npu: compile cache capacity "
-                                                           "in entries; 0 disables it"),
-        PROP_NNAPI_CACHE: ("0", "synap-npu: 1 enables NNAPI compilation caching (1 model + 1 "
-                                "data cache file)"),
-        PROP_DISABLE: ("0", "synap-npu: 1 = every NNAPI model falls back to the CPU"),
-        PROP_PROFILE: ("0", "synap-npu: 1 = step-by-step execution and a per-layer "
-                            "network_profile"),
-        PROP_INT8_PERF: ("", "nnsim: synap-npu execTime/powerUsage for "
-                             "TENSOR_QUANT8_ASYMM_SIGNED (empty = FLT_MAX, as vsi-npu)"),
-    }
-    log_tag = LOG_TAG                     # assumption
+# -- the knobs ------------------------------------------------------------------------------------
+def disabled() -> bool:
+    return getprop_int(PROP_DISABLE, 0) == 1
 
-    def __init__(self, board: str | None = None, model_block_list=None):
-        super().__init__(board, bsp=SYNAP_BSP_LEVEL, model_block_list=model_block_list)
 
-    # -- identity and capabilities ------------------------------------------------------------------
-    @property
-    def number_of_cache_files_needed(self) -> tuple[int, int]:
-        return (1, 1) if getprop_int(PROP_NNAPI_CACHE, 0) == 1 else (0, 0)
+def disabled_reason() -> str | None:
+    """``NNAPI_SYNAP_DISABLE=1``: every operation refused, without asking the HAL."""
+    if disabled():
+        return f"{PROP_DISABLE}=1: NNAPI on the NPU is disabled, the model falls back to CPU"
+    return None
 
-    @property
-    def performance(self) -> dict:
-        perf = PerformanceInfo(0.9, 0.9)
-        table = {int(t): perf for t in (U8, B8, I32, F32, F16)}
-        raw = getprop(PROP_INT8_PERF).strip()
-        if raw:
-            try:
-                table[int(I8)] = PerformanceInfo(float(raw), float(raw))
-            except ValueError:
-                vlog.log_error(self.log_tag, f"{PROP_INT8_PERF}={raw!r} is not a number")
-        return table
 
-    # -- support ----------------------------------------------------------------------------------
-    def support_context(self, model):
-        return set()  # the vsi debug op block list is not a SyNAP knob
+def refuse_prepare_when_disabled() -> None:
+    if disabled():
+        raise OpFailedError(f"{NAME}: {PROP_DISABLE}=1")
 
-    def model_veto(self, model):
-        return None   # no MODEL_BLOCK_LEVEL on SyNAP
 
-    def disabled(self) -> bool:
-        return getprop_int(PROP_DISABLE, 0) == 1
+def profiling() -> bool:
+    return getprop_int(PROP_PROFILE, 0) == 1
 
-    def supported_operations_with_reasons(self, model) -> list[SupportDecision]:
-        if self.disabled():
-            reason = f"{PROP_DISABLE}=1: NNAPI on the NPU is disabled, the model falls back to CPU"
-            return [SupportDecision(False, reason) for _ in model.operations]
-        return super().supported_operations_with_reasons(model)
 
-    # -- prepare / first execution -------------------------------------------------------------------
-    def profiling(self) -> bool:
-        return getprop_int(PROP_PROFILE, 0) == 1
+def cache_files() -> tuple[int, int]:
+    """NNAPI compilation caching only with ``vendor.npu.cache.model=1``."""
+    return (1, 1) if getprop_int(PROP_NNAPI_CACHE, 0) == 1 else (0, 0)
 
-    def prepare(self, model, preference, priority, cache=None):
-        if self.disabled():
-            raise OpFailedError(f"{self.name}: {PROP_DISABLE}=1")
-        return super().prepare(model, preference, priority, cache)  # no NPU work here (4.1)
 
-    def compile_cache(self) -> SynapCompileCache:
-        return SynapCompileCache.from_properties()
+def compile_cache() -> SynapCompileCache:
+    return SynapCompileCache.from_properties()
 
-    def first_run_cost(self, prepared) -> tuple[str, float]:
-        """Conversion cost of the first execution; what the SyNAP compile cache did is kept in
-        ``prepared.state["synap_cache"]`` (``result``: hit, miss, disabled, unkeyed or
-        nnapi-cache; ``path``; ``compile_ns`` without the cache, ``hit_ns`` with a hit, ``ns``
-        this time; ``warnings``) for `nnsim run`."""
-        p = self.timing_params()
-        compile_ns = tm.compile_ns(prepared.cost, p)
-        note = prepared.state["synap_cache"] = {
-            "compile_ns": compile_ns, "hit_ns": tm.synap_cache_hit_ns(prepared.cost, p),
-            "warnings": []}
-        if prepared.from_cache:
-            note.update(result="nnapi-cache", ns=tm.cache_load_ns(prepared.cost, p))
-            return "nnapi-cache", note["ns"]
-        cache = self.compile_cache()
-        note.update(path=str(cache.path), capacity=cache.capacity, ns=compile_ns,
-                    warnings=cache.warnings)  # the same list: load warnings come later
+
+def synap_capabilities(props: Props) -> Capabilities:
+    """The vsi-npu layout (2.2) with float always on; int8 from ``vendor.nnsim.synap.int8_perf``
+    (FLT_MAX when empty, 10.3)."""
+    perf = PerformanceInfo(0.9, 0.9)
+    table = {int(t): perf for t in (U8, B8, I32, F32, F16)}
+    raw = props.get(PROP_INT8_PERF).strip()
+    if raw:
         try:
-            key = model_fingerprint(prepared.model)
+            table[int(I8)] = PerformanceInfo(float(raw), float(raw))
         except ValueError:
-            note["result"] = "unkeyed"
-            return "compile", compile_ns
-        layers = len(prepared.cost.ops)
-        hit = cache.lookup_or_insert(key, layers, describe_model(prepared.model))
-        if cache.capacity <= 0:
-            note["result"] = "disabled"
-            return "compile", compile_ns
-        # nnsim's wording: no source shows SyNAP's own log line for a cache hit or miss
-        if hit:
-            note.update(result="hit", ns=note["hit_ns"])
-            vlog.log_info(self.log_tag, f"SyNAP cache hit: model {key[:16]} ({layers} layers) "
-                                        f"in {cache.path}, conversion reuses it")
-            return "synap-cache", note["ns"]
-        note["result"] = "miss"
-        vlog.log_info(self.log_tag, f"SyNAP cache miss: model {key[:16]} ({layers} layers), "
-                                    f"converting it and storing it in {cache.path}")
+            vlog.log_error(LOG_TAG, f"{PROP_INT8_PERF}={raw!r} is not a number")
+    return table_capabilities(table, RELAXED, NO_CONTROL_FLOW, NO_CONTROL_FLOW)
+
+
+# -- the lifecycle: conversion at the first execution, frozen shapes, statistics (4.1, 4.2) ------
+def first_run(prepared: SimulatedPreparedModel) -> tuple[str, float]:
+    """Conversion cost of the first execution; what the SyNAP compile cache did is kept in
+    ``prepared.state["synap_cache"]`` (``result``: hit, miss, disabled, unkeyed or
+    nnapi-cache; ``path``; ``compile_ns`` without the cache, ``hit_ns`` with a hit, ``ns``
+    this time; ``warnings``) for `nnsim run`."""
+    timing = prepared.driver.timing
+    compile_ns = timing.compile_ns(prepared.cost)
+    note = prepared.state["synap_cache"] = {
+        "compile_ns": compile_ns, "hit_ns": timing.synap_cache_hit_ns(prepared.cost),
+        "warnings": []}
+    if prepared.from_cache:
+        note.update(result="nnapi-cache", ns=timing.cache_load_ns(prepared.cost))
+        return "nnapi-cache", note["ns"]
+    cache = compile_cache()
+    note.update(path=str(cache.path), capacity=cache.capacity, ns=compile_ns,
+                warnings=cache.warnings)  # the same list: load warnings come later
+    try:
+        key = model_fingerprint(prepared.model)
+    except ValueError:
+        note["result"] = "unkeyed"
         return "compile", compile_ns
+    layers = len(prepared.cost.ops)
+    hit = cache.lookup_or_insert(key, layers, describe_model(prepared.model))
+    if cache.capacity <= 0:
+        note["result"] = "disabled"
+        return "compile", compile_ns
+    # nnsim's wording: no source shows SyNAP's own log line for a cache hit or miss
+    if hit:
+        note.update(result="hit", ns=note["hit_ns"])
+        vlog.log_info(LOG_TAG, f"SyNAP cache hit: model {key[:16]} ({layers} layers) "
+                               f"in {cache.path}, conversion reuses it")
+        return "synap-cache", note["ns"]
+    note["result"] = "miss"
+    vlog.log_info(LOG_TAG, f"SyNAP cache miss: model {key[:16]} ({layers} layers), "
+                           f"converting it and storing it in {cache.path}")
+    return "compile", compile_ns
 
-    def begin_execution(self, prepared, inputs) -> float:
-        shapes = tuple(None if x is None else tuple(np.shape(x)) for x in inputs)
-        with prepared.lock:
-            frozen = prepared.state.setdefault("input_shapes", shapes)
-        if frozen != shapes:  # input sizes cannot change after the first inference (4.1)
-            raise OpFailedError(f"{self.name}: input shapes {shapes} differ from {frozen} of the "
-                                f"first inference; SyNAP cannot change them after it")
-        return super().begin_execution(prepared, inputs)
 
-    def on_compiled(self, prepared) -> None:
-        cost = prepared.cost
-        stats = sysfs.synap_statistics()
-        net = stats.load_network(len(cost.ops), cost.io_buffers, cost.io_bytes, prepared.profiling)
-        prepared.state["network"] = net
-        weakref.finalize(prepared, stats.unload_network, net.nid)
+def freeze_input_shapes(prepared: SimulatedPreparedModel, inputs) -> None:
+    """Input sizes cannot change after the first inference (4.1)."""
+    shapes = tuple(None if x is None else tuple(np.shape(x)) for x in inputs)
+    with prepared.lock:
+        frozen = prepared.state.setdefault("input_shapes", shapes)
+    if frozen != shapes:
+        raise OpFailedError(f"{NAME}: input shapes {shapes} differ from {frozen} of the "
+                            f"first inference; SyNAP cannot change them after it")
 
-    def end_execution(self, prepared, timing) -> None:
-        net = prepared.state.get("network")
-        if net is None:
-            return
-        profile = None
-        if prepared.profiling:
-            p = self.timing_params()
-            profile = [sysfs.LayerProfile(tm.cycles(c, p) if c.unit != "--" else 0,
-                                          int(c.total_ns // 1000),
-                                          c.stats.bytes_read + c.stats.weight_bytes
-                                          if c.unit != "--" else 0,
-                                          c.stats.bytes_written if c.unit != "--" else 0,
-                                          c.unit, c.layer_name) for c in prepared.cost.ops]
-        sysfs.synap_statistics().record_inference(net, int(timing.device_ns // 1000), profile)
+
+def load_network(prepared: SimulatedPreparedModel) -> None:
+    """The converted network appears in the sysfs statistics until the model is freed (4.2)."""
+    cost = prepared.cost
+    stats = sysfs.synap_statistics()
+    net = stats.load_network(len(cost.ops), cost.io_buffers, cost.io_bytes, prepared.profiling)
+    prepared.state["network"] = net
+    weakref.finalize(prepared, stats.unload_network, net.nid)
+
+
+def record_inference(prepared: SimulatedPreparedModel, timing) -> None:
+    """One inference in the sysfs statistics (and its per-layer profile when profiling)."""
+    net = prepared.state.get("network")
+    if net is None:
+        return
+    profile = None
+    if prepared.profiling:
+        timing_model = prepared.driver.timing
+        profile = [sysfs.LayerProfile(timing_model.cycles(c) if c.unit != "--" else 0,
+                                      int(c.total_ns // 1000),
+                                      c.stats.bytes_read + c.stats.weight_bytes
+                                      if c.unit != "--" else 0,
+                                      c.stats.bytes_written if c.unit != "--" else 0,
+                                      c.unit, c.layer_name) for c in prepared.cost.ops]
+    sysfs.synap_statistics().record_inference(net, int(timing.device_ns // 1000), profile)
+
+
+LIFECYCLE = Lifecycle(before_prepare=refuse_prepare_when_disabled, profiling=profiling,
+                      first_run=first_run, on_compiled=load_network,
+                      begin_execution=freeze_input_shapes, end_execution=record_inference)
+
+
+class SynapHal:
+    """SyNAP's NNHAL state, read as the driver's own attributes (``SimulatedDriver.vendor``):
+    VeriSilicon's HAL build at SyNAP's BSP level (``hal``), the knobs, the compile cache."""
+
+    compile_cache = staticmethod(compile_cache)
+    disabled = staticmethod(disabled)
+    profiling = staticmethod(profiling)
+
+    def __init__(self, model_block_list=None):
+        self.hal = VsiHal(SYNAP_BSP_LEVEL, model_block_list, log_tag=LOG_TAG)  # tag: assumption
+
+    @property
+    def bsp(self) -> str:
+        return self.hal.bsp
+
+    @property
+    def hal_version(self) -> str:
+        return self.hal.hal_version
+
+
+def synap_npu(board: str | None = None, model_block_list=None) -> SimulatedDriver:
+    """The synap-npu HAL with the timing of ``board`` (default vs680): the VSI rule set without
+    its block lists (not SyNAP knobs), NNAPI_SYNAP_DISABLE, conversion at the first execution
+    (4.1, 10.3)."""
+    board = board or DEFAULT_BOARD
+    vendor = SynapHal(model_block_list)
+    hal = vendor.hal
+    return SimulatedDriver(
+        NAME, version_string=VERSION_STRING,    # assumption: the VSI NNHAL string (4.1)
+        number_of_cache_files_needed=cache_files, feature_level=lambda: hal.feature_level,
+        log_tag=LOG_TAG, rules=vsi_rules(hal, block_lists=False, disabled=disabled_reason),
+        capabilities=synap_capabilities, timing=get_board(board).timing(NAME),
+        lifecycle=LIFECYCLE, board=board, vendor=vendor)
+
+
+SynapNpuDriver = synap_npu   # the name earlier code and tests construct it by
 
 
 def describe_model(model) -> str:
     """A short text naming a step model for ``nnsim cache show``: operation count and types,
     the input shapes and types (the cache key alone is a hash)."""
-    from collections import Counter
-
-    from nnsim.types import OperandType, OperationCode
-
     def name(enum, value):
         try:
             return enum(value).name
@@ -215,7 +257,7 @@ def compile_cache_summary(delegate_result) -> tuple[list[str], list[str]]:
             continue
         prepared = [plan.prepared] + [s.prepared for s in plan.execution_steps()]
         notes += [pm.state["synap_cache"] for pm in prepared
-                  if isinstance(getattr(pm, "driver", None), SynapNpuDriver)
+                  if getattr(getattr(pm, "driver", None), "name", None) == NAME
                   and "synap_cache" in getattr(pm, "state", {})]
     lines, warnings = [], []
     for k, n in enumerate(notes):
@@ -243,5 +285,3 @@ def compile_cache_summary(delegate_result) -> tuple[list[str], list[str]]:
     return lines, warnings
 
 
-for _key, (_default, _meaning) in SynapNpuDriver.properties.items():  # listed by `nnsim props`
-    register_property(_key, _default, _meaning)

@@ -1,7 +1,7 @@
 """The timing model: simulated device time of a prepared step (npu-drivers.md 2.9, 3.4, 4.3-4.5).
 
 Every number comes from a board profile (``drivers/data/<board>.json``, loaded by
-:mod:`nnsim.drivers.boards`); this module only holds the structure of the model:
+:mod:`nnsim.drivers.profiles`); this module only holds the structure of the model:
 
 * **per operation** (:func:`op_stats`): MACs, activation bytes read/written and weight bytes,
   computed from the operand shapes of the step model;
@@ -16,7 +16,11 @@ Every number comes from a board profile (``drivers/data/<board>.json``, loaded b
 * **first inference**: graph compilation (conversion) from a fixed part, a per-op part and a
   per-weight-byte part; what the NNAPI compilation cache (load instead of compile) and the
   SyNAP compile cache (a speed-up factor, reference 4.1) save;
-* **CPU cost** of nnapi-reference: MACs at a per-type rate plus bytes plus a per-op overhead.
+* **CPU cost** of nnapi-reference: MACs at a per-type rate plus bytes plus a per-op overhead
+  (the current board's CPU: :func:`nnsim.drivers.reference.reference_cpu_timing`).
+
+A simulated driver holds a :class:`TimingModel`: these functions bound to its own
+:class:`NpuParams`, so two accelerators of one board can have different timing.
 
 ``device_ns`` is the time on the hardware (``DURATION_ON_HARDWARE``); ``driver_ns`` adds what
 the driver side spends around it (HAL/RPC, transfers, conversion at the first run), which is
@@ -382,6 +386,31 @@ def cycles(cost: OpCost, p: NpuParams) -> int:
     return int(max(cost.compute_ns, cost.memory_ns) * p.clock_mhz / 1000.0)
 
 
+@dataclass(frozen=True)
+class TimingModel:
+    """The timing of one simulated accelerator: the functions above with its own parameters
+    (the board profile's section for that device name, :meth:`Board.timing`)."""
+    params: NpuParams
+
+    def step_cost(self, model, profiling: bool = False) -> StepCost:
+        return npu_step_cost(model, self.params, profiling)
+
+    def compile_ns(self, step: StepCost) -> float:
+        return compile_ns(step, self.params)
+
+    def cache_load_ns(self, step: StepCost) -> float:
+        return cache_load_ns(step, self.params)
+
+    def cache_store_ns(self, step: StepCost) -> float:
+        return cache_store_ns(step, self.params)
+
+    def synap_cache_hit_ns(self, step: StepCost) -> float:
+        return synap_cache_hit_ns(step, self.params)
+
+    def cycles(self, cost: OpCost) -> int:
+        return cycles(cost, self.params)
+
+
 # -- the CPU (nnapi-reference) ---------------------------------------------------------------------
 def _cpu_rate(stats: OpStats, p: CpuParams) -> float:
     t = stats.input_type
@@ -406,24 +435,3 @@ def cpu_step_cost(model, p: CpuParams) -> StepCost:
     io = _io_operands(model)
     return StepCost(ops, p.call_overhead_ns, 0.0, len(io), sum(_bytes(o) for o in io),
                     sum(c.stats.weight_bytes for c in ops))
-
-
-def reference_cpu_timing(prepared, host_ns: int):
-    """``Timing`` of an nnapi-reference execution on the current board's CPU.
-
-    For ``ReferenceDriver.execution_timing`` (drivers/reference.py); cached on the prepared
-    model. The board is :func:`nnsim.drivers.boards.current_board`.
-    """
-    from nnsim.drivers.base import Timing
-    from nnsim.drivers.boards import current_board
-    board = current_board()
-    key = ("_nnsim_cpu_cost", board.name)
-    cached = getattr(prepared, "_nnsim_cpu_cost", None)
-    if cached is None or cached[0] != key:
-        cached = (key, cpu_step_cost(prepared.model, board.cpu))
-        try:
-            prepared._nnsim_cpu_cost = cached
-        except AttributeError:
-            pass
-    ns = int(round(cached[1].driver_ns))
-    return Timing(host_ns=host_ns, device_ns=ns, driver_ns=ns)

@@ -26,13 +26,15 @@ import json
 import re
 from functools import lru_cache
 
-from nnsim.drivers.base import PerformanceInfo
-from nnsim.drivers.simulated import (DEFAULT, INLINE, REJECT, VALIDATOR, OpRule,
-                                     SimulatedDriver, types)
-from nnsim.drivers.sysfs import device_path
+from nnsim.drivers.base import Capabilities, PerformanceInfo
+from nnsim.drivers.profiles import get_board
+from nnsim.drivers.rules import DEFAULT, INLINE, REJECT, VALIDATOR, OpRule, SupportRules, types
+from nnsim.drivers.simulated import (Props, SimulatedDriver, register_properties,
+                                     table_capabilities)
 from nnsim.ops.base import OperationView
-from nnsim.runtime import vlog
-from nnsim.runtime.properties import getprop, getprop_int, register_property
+from nnsim.platform import vlog
+from nnsim.platform.properties import getprop, getprop_int
+from nnsim.platform.sysfs import device_path
 from nnsim.types import (FLT_MAX, SCALAR_TYPES, FeatureLevel, OperandLifeTime, OperandType,
                          OperationCode)
 
@@ -229,10 +231,6 @@ def eltwise_conditions(view: OperationView) -> str | None:
     return None
 
 
-def _check_list(*fns):
-    return tuple(fns)
-
-
 def softmax_condition(view):
     return "reject SOFTMAX because input tensor is constant" if view.is_constant(0) else None
 
@@ -418,38 +416,47 @@ def block_entries_for(model, size: str = "XS", name: str = "") -> list[dict]:
     return out
 
 
-# -- the driver ------------------------------------------------------------------------------------
-class VsiNpuDriver(SimulatedDriver):
-    """The vsi-npu HAL (identity 2.1, capabilities 2.2, support 2.3-2.4, quirks 2.5, 10.2)."""
+# -- the HAL build: BSP -> HAL version, feature level, tag, table (2.1, 2.5, 10.2) -------------------
+NAME = "vsi-npu"                                     # 2.1
+DEFAULT_BOARD = "imx8mp"
+PROPERTIES = {
+    PROP_BSP: (DEFAULT_BSP, "vsi-npu BSP tag (nn-imx): < android-11.0.0_2.0.0 = HAL 1.2, "
+                            "< android-12.1.0_1.0.0 = resize flags refused, >= it "
+                            "RESIZE_NEAREST_NEIGHBOR refused"),
+    PROP_DISABLE_FLOAT: ("0", "vsi-npu: non-zero drops float32/float16 from the "
+                              "capabilities (FLT_MAX)"),
+    PROP_BLOCK_LEVEL: ("0", "vsi-npu: 1..6 refuses whole models whose CONV/FC weight MD5 "
+                            "is in the block list (XXL..XS); 0 = off"),
+    PROP_OP_BLOCK_LIST: ("", "vsi-npu: file whose first line lists operation codes to "
+                             "refuse, each followed by ','"),
+    PROP_MODEL_BLOCK_LIST: ("", "nnsim: JSON file of MODEL_BLOCK_LEVEL entries "
+                                "[{md5, size, name, shape}] added to the built-in list"),
+}
+register_properties(PROPERTIES)   # once, at import: listed by `nnsim props`
 
-    name = "vsi-npu"                                   # 2.1
-    version_string = VERSION_STRING                    # 2.1
-    number_of_cache_files_needed = (1, 1)              # 2.1
-    default_board = "imx8mp"
-    properties = {
-        PROP_BSP: (DEFAULT_BSP, "vsi-npu BSP tag (nn-imx): < android-11.0.0_2.0.0 = HAL 1.2, "
-                                "< android-12.1.0_1.0.0 = resize flags refused, >= it "
-                                "RESIZE_NEAREST_NEIGHBOR refused"),
-        PROP_DISABLE_FLOAT: ("0", "vsi-npu: non-zero drops float32/float16 from the "
-                                  "capabilities (FLT_MAX)"),
-        PROP_BLOCK_LEVEL: ("0", "vsi-npu: 1..6 refuses whole models whose CONV/FC weight MD5 "
-                                "is in the block list (XXL..XS); 0 = off"),
-        PROP_OP_BLOCK_LIST: ("", "vsi-npu: file whose first line lists operation codes to "
-                                 "refuse, each followed by ','"),
-        PROP_MODEL_BLOCK_LIST: ("", "nnsim: JSON file of MODEL_BLOCK_LEVEL entries "
-                                    "[{md5, size, name, shape}] added to the built-in list"),
-    }
-    # The built-in MD5 lists of WeightMd5CheckingConfig.h are not reproduced; configure entries
-    # with ``model_block_list`` or vendor.nnsim.vsi.model_block_list.
-    BUILTIN_BLOCK_LIST: tuple = ()
+# The built-in MD5 lists of WeightMd5CheckingConfig.h are not reproduced; configure entries
+# with ``model_block_list`` or vendor.nnsim.vsi.model_block_list.
+BUILTIN_BLOCK_LIST: tuple = ()
 
-    def __init__(self, board: str | None = None, bsp: str | None = None,
-                 model_block_list=None):
-        super().__init__(board)
+
+def _service_tag(bsp_version: tuple) -> str:
+    """The HAL service's logcat tag for a BSP version (HAL 1.3 from BSP_HAL13, else 1.2)."""
+    hal = "1.3" if bsp_version >= BSP_HAL13 else "1.2"
+    return f"android.hardware.neuralnetworks@{hal}-service-vsi-npu-server"
+
+
+class VsiHal:
+    """The VeriSilicon NNHAL build a driver runs: its BSP tag (fixed, or the property read at
+    every use) decides the HAL version, feature level, logcat tag and support table. Also the
+    HAL's block lists. A driver built on it reads ``bsp``, ``hal_version``, ``support_table``
+    and ``model_block_list`` as its own attributes (``SimulatedDriver.vendor``)."""
+
+    def __init__(self, bsp: str | None = None, model_block_list=None, log_tag: str | None = None):
         self._bsp_override = bsp
+        self._log_tag = log_tag
+        self._bad_bsp_logged: set = set()
         self.model_block_list = list(model_block_list or ())
 
-    # -- version ---------------------------------------------------------------------------------
     @property
     def bsp(self) -> str:
         return self._bsp_override or getprop(PROP_BSP) or DEFAULT_BSP
@@ -458,8 +465,12 @@ class VsiNpuDriver(SimulatedDriver):
         try:
             return parse_bsp(self.bsp)
         except ValueError as e:
-            vlog.log_error(self.log_tag, f"{e}; using {DEFAULT_BSP}")
-            return parse_bsp(DEFAULT_BSP)
+            default = parse_bsp(DEFAULT_BSP)
+            if self.bsp not in self._bad_bsp_logged:   # once per bad value, not per query
+                self._bad_bsp_logged.add(self.bsp)
+                # the tag of the default BSP's HAL: self.log_tag would parse the bad tag again
+                vlog.log_error(self._log_tag or _service_tag(default), f"{e}; using {DEFAULT_BSP}")
+            return default
 
     @property
     def hal_version(self) -> str:
@@ -472,28 +483,19 @@ class VsiNpuDriver(SimulatedDriver):
 
     @property
     def log_tag(self) -> str:
-        return f"android.hardware.neuralnetworks@{self.hal_version}-service-vsi-npu-server"
+        if self._log_tag:
+            return self._log_tag
+        return _service_tag(self.bsp_version())
 
     @property
     def support_table(self) -> dict:
         return vsi_table(self.bsp_version())
 
-    # -- capabilities (2.2) ------------------------------------------------------------------------
-    @property
-    def performance(self) -> dict:
-        perf = PerformanceInfo(0.9, 0.9)
-        table = {int(U8): perf, int(B8): perf, int(I32): perf}
-        if not getprop_int(PROP_DISABLE_FLOAT, 0):
-            table[int(F32)] = perf
-            table[int(F16)] = perf
-        return table  # everything else, TENSOR_QUANT8_ASYMM_SIGNED included: FLT_MAX
+    def frame(self) -> str:
+        """The HAL function the support query is logged under (2.3)."""
+        return f"getSupportedOperations_{self.hal_version.replace('.', '_')}"
 
-    relaxed_performance = PerformanceInfo(0.9, 0.9)        # 2.2
-    if_performance = PerformanceInfo(FLT_MAX, FLT_MAX)     # 2.2
-    while_performance = PerformanceInfo(FLT_MAX, FLT_MAX)  # 2.2
-
-    # -- getSupportedOperations (2.3) ---------------------------------------------------------------
-    def _blocked_ops(self) -> set:
+    def blocked_ops(self) -> set:
         """``IsOpBlockedByBlacklist``: codes on the file's first line; only numbers followed by
         a ',' count (the HAL's parser)."""
         path = getprop(PROP_OP_BLOCK_LIST)
@@ -515,7 +517,7 @@ class VsiNpuDriver(SimulatedDriver):
         return out
 
     def block_list(self) -> list[dict]:
-        entries = list(self.BUILTIN_BLOCK_LIST) + self.model_block_list
+        entries = list(BUILTIN_BLOCK_LIST) + self.model_block_list
         path = getprop(PROP_MODEL_BLOCK_LIST)
         if path:
             try:
@@ -525,6 +527,7 @@ class VsiNpuDriver(SimulatedDriver):
         return entries
 
     def model_veto(self, model) -> str | None:
+        """``MODEL_BLOCK_LEVEL``: a reason to refuse the whole model, or None (2.1, 2.3)."""
         level = getprop_int(PROP_BLOCK_LEVEL, 0)
         if level <= 0:
             return None
@@ -546,31 +549,47 @@ class VsiNpuDriver(SimulatedDriver):
                             f"matches {e.get('name') or md5} (MODEL_BLOCK_LEVEL={level})")
         return None
 
-    def support_context(self, model) -> set:
-        return self._blocked_ops()
 
-    def check_operation(self, view: OperationView, context=None) -> list[str]:
-        if context and view.code in context:
-            return [" reject op because it blocked by debug blacklist file"]
-        rule = self.support_table.get(view.code)
-        if rule is None:
-            return [f"reject {view.name} because it is not supported"]
-        if rule.kind == REJECT:
-            return rule.check(view)
-        if rule.kind == VALIDATOR:
-            first = validator_checks(view)
-            return [first] if first else rule.check(view)
-        return rule.check(view, accumulate=True) + tail_reasons(view)
-
-    def log_supported_begin(self) -> None:
-        vlog.log_info(self.log_tag, f"getSupportedOperations_{self.hal_version.replace('.', '_')}")
-
-    def log_supported_end(self, reasons: list[str]) -> None:
-        for line in reasons:
-            vlog.log_info(self.log_tag, line)
-        vlog.log_info(self.log_tag,
-                      f"getSupportedOperations_{self.hal_version.replace('.', '_')} exit")
+# -- the rule set and the device (2.1-2.5) --------------------------------------------------------
+def vsi_rules(hal: VsiHal, block_lists: bool = True, disabled=None) -> SupportRules:
+    """The VeriSilicon decision procedure of ``getSupportedOperations_1_3`` (2.3) over the BSP's
+    table; ``block_lists``: with the debug op block list and MODEL_BLOCK_LEVEL (vsi-npu's
+    knobs, not SyNAP's); ``disabled``: see :class:`~nnsim.drivers.rules.SupportRules`."""
+    return SupportRules(disabled=disabled,
+        table=lambda: hal.support_table, missing_reason="reject {op} because it is not supported",
+        validator_checks=validator_checks, tail=tail_reasons, log_frame=hal.frame,
+        blocked_ops=hal.blocked_ops if block_lists else None,
+        blocked_reason=" reject op because it blocked by debug blacklist file",
+        veto=hal.model_veto if block_lists else None)
 
 
-for _key, (_default, _meaning) in VsiNpuDriver.properties.items():  # listed by `nnsim props`
-    register_property(_key, _default, _meaning)
+RELAXED = PerformanceInfo(0.9, 0.9)                                   # 2.2
+NO_CONTROL_FLOW = PerformanceInfo(FLT_MAX, FLT_MAX)                   # 2.2 (IF, WHILE)
+
+
+def vsi_capabilities(props: Props) -> Capabilities:
+    """2.2: {0.9, 0.9} for uint8, bool8, int32 and (unless DISABLE_FLOAT_FEATURE) float32 and
+    float16; everything else, TENSOR_QUANT8_ASYMM_SIGNED included, FLT_MAX."""
+    perf = PerformanceInfo(0.9, 0.9)
+    table = {int(U8): perf, int(B8): perf, int(I32): perf}
+    if not props.get_int(PROP_DISABLE_FLOAT, 0):
+        table[int(F32)] = perf
+        table[int(F16)] = perf
+    return table_capabilities(table, RELAXED, NO_CONTROL_FLOW, NO_CONTROL_FLOW)
+
+
+def vsi_npu(board: str | None = None, bsp: str | None = None,
+            model_block_list=None) -> SimulatedDriver:
+    """The vsi-npu HAL (identity 2.1, capabilities 2.2, support 2.3-2.4, quirks 2.5, 10.2) with
+    the timing of ``board`` (default imx8mp); ``bsp`` fixes the BSP tag (default: the
+    property)."""
+    board = board or DEFAULT_BOARD
+    hal = VsiHal(bsp, model_block_list)
+    return SimulatedDriver(
+        NAME, version_string=VERSION_STRING, number_of_cache_files_needed=(1, 1),   # 2.1
+        feature_level=lambda: hal.feature_level, log_tag=lambda: hal.log_tag,
+        rules=vsi_rules(hal), capabilities=vsi_capabilities,
+        timing=get_board(board).timing(NAME), board=board, vendor=hal)
+
+
+VsiNpuDriver = vsi_npu   # the name earlier code and tests construct it by

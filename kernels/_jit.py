@@ -33,9 +33,11 @@ from pathlib import Path
 import numpy as np
 
 try:  # numba is a hard dependency, but a missing install must not break imports.
+    import llvmlite.binding as _llvm
     import numba as _numba
+    from numba.core import config as _numba_config
 except ImportError:  # pragma: no cover - exercised only on installs without numba
-    _numba = None
+    _numba = _numba_config = _llvm = None
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
@@ -70,13 +72,12 @@ _NAMED_CPU_FEATURES = {
 def _target_features() -> set:
     """The CPU features numba compiles for (``NUMBA_CPU_NAME`` / ``NUMBA_CPU_FEATURES``, else
     the host's), as a set of ``+feature`` strings."""
-    from numba.core import config
+    config = _numba_config
     if config.CPU_NAME not in (None, "host"):
         # a named CPU without explicit features gets the ones LLVM gives that CPU
         features = config.CPU_FEATURES or _NAMED_CPU_FEATURES.get(config.CPU_NAME, "")
     else:
-        import llvmlite.binding as llvm
-        features = config.CPU_FEATURES or llvm.get_host_cpu_features().flatten()
+        features = config.CPU_FEATURES or _llvm.get_host_cpu_features().flatten()
     return set(features.split(","))
 
 
@@ -104,9 +105,8 @@ def _named_cpu_features() -> None:
     AVX2 CPU runs and measures the AVX2 code. Set before any compilation reads it."""
     if not JIT_ENABLED:
         return
-    from numba.core import config
-    if config.CPU_NAME not in (None, "host") and config.CPU_FEATURES is None:
-        config.CPU_FEATURES = ""
+    if _numba_config.CPU_NAME not in (None, "host") and _numba_config.CPU_FEATURES is None:
+        _numba_config.CPU_FEATURES = ""
 
 
 _named_cpu_features()
@@ -137,11 +137,10 @@ MASKED_BYTES: bool = SIMD_MODE == "avx512vnni"
 def _cache_dir(root: Path) -> Path:
     """Where numba keeps this package's caches: ``NUMBA_CACHE_DIR/<dir>_<sha1 of the source
     directory>`` when that is set (numba's UserProvidedCacheLocator), else ``__pycache__``."""
-    from numba.core import config
-    if config.CACHE_DIR:
+    if _numba_config is not None and _numba_config.CACHE_DIR:
         source_dir = os.path.dirname(os.path.abspath(__file__))
         name = os.path.split(source_dir)[-1]
-        return Path(config.CACHE_DIR) / f"{name}_{hashlib.sha1(source_dir.encode()).hexdigest()}"
+        return Path(_numba_config.CACHE_DIR) / f"{name}_{hashlib.sha1(source_dir.encode()).hexdigest()}"
     return root / "__pycache__"
 
 

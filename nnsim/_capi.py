@@ -12,11 +12,12 @@ import functools
 import numpy as np
 
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Burst, Event, Execution
 from nnsim.runtime.memory import Memory
+from nnsim.runtime.memory_desc import MemoryDesc
 from nnsim.runtime.model import ModelBuilder
 from nnsim.types import ResultCode
 
@@ -57,7 +58,6 @@ _FREED = "_nnapi_freed"
 
 
 def _c_name(obj) -> str:
-    from nnsim.runtime.memory_desc import MemoryDesc
     if isinstance(obj, MemoryDesc):
         return "ANeuralNetworksMemoryDesc"
     return next((n for c, n in _C_NAMES.items() if isinstance(obj, c)), type(obj).__name__)

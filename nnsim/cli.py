@@ -5,50 +5,79 @@ Exit codes: 0 success, 1 a missing/corrupt model or a failed run, 2 bad flags or
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
+import signal
 import sys
+from typing import NamedTuple
 
 import nnsim
-from nnsim.commands import audit, cache, compare, devices, diff, graph, ops, props
-from nnsim.commands import explain as explain_cmd
-from nnsim.commands import run as run_cmd
-from nnsim.commands.common import RunError, UsageError
+from nnsim.commands.errors import Parser, RunError, UsageError, error_line
 
-EXAMPLES = {
-    "run": """examples:
-  nnsim run                                   # the built-in demo model on the default board
-  nnsim run model.tflite --vlog               # plus the board's logcat lines
-  nnsim run model.tflite --board vs680 --input photo.bmp
-  nnsim run model.tflite --setprop debug.nn.partition=0""",
+
+class Command(NamedTuple):
+    module: str   # NAME, HELP, DESCRIPTION, EPILOG, add_arguments(parser), run(args, out)
+    help: str     # its line in `nnsim --help`: the module's HELP (tests/cli/test_cli_commands.py)
+
+
+# Every subcommand, in `nnsim --help` order. A command's module is imported (importlib, in
+# command_module) only when that command runs or shows its own help: the modules import the
+# TFLite interpreter, the drivers and their numba kernels, and `nnsim --help`, `nnsim ops` or
+# `nnsim devices` must not pay the start-up time of everything `nnsim run` needs.
+COMMANDS = {
+    "run": Command("nnsim.commands.run",
+                   "run a model once and show where each operation ran"),
+    # benchmark_model's own flag syntax (--name=value): its module parses its arguments
+    "benchmark": Command("nnsim.commands.benchmark",
+                         "benchmark_model: timings and op profiling (simulated board time by "
+                         "default); see nnsim benchmark --help"),
+    "explain": Command("nnsim.commands.explain",
+                       "for every node and device: supported or not, the exact reason, and "
+                       "fixes"),
+    "graph": Command("nnsim.commands.graph",
+                     "draw the model graph coloured by where each node ran "
+                     "(.dot/.svg/.png/.html)"),
+    "diff": Command("nnsim.commands.diff",
+                    "compare the NNAPI-delegated model with the TFLite CPU reference "
+                    "(inference_diff)"),
+    "compare": Command("nnsim.commands.compare",
+                       "one model on several boards, delegates and Android versions, side by "
+                       "side"),
+    "audit": Command("nnsim.commands.audit",
+                     "a model zoo across boards, Android versions and delegates: CSV, JSON, "
+                     "HTML report"),
+    "devices": Command("nnsim.commands.devices",
+                       "list a board's NNAPI devices with their capabilities"),
+    "props": Command("nnsim.commands.props",
+                     "list the emulated Android properties with their values and meanings"),
+    "ops": Command("nnsim.commands.ops",
+                   "the op matrix: which layers implement each TFLite builtin and NNAPI "
+                   "operation"),
+    "cache": Command("nnsim.commands.cache",
+                     "show or clear the SyNAP compile cache a board keeps across runs"),
 }
+OWN_FLAG_SYNTAX = {"benchmark"}   # parsed by the command module itself (``main(argv, out)``)
 
 
-COMMAND_MODULES = [explain_cmd, graph, diff, compare, audit, devices, props, ops, cache]
+def command_module(name: str):
+    """The module of subcommand ``name`` (imported now, on first use: see COMMANDS)."""
+    return importlib.import_module(COMMANDS[name].module)
 
 
-class Parser(argparse.ArgumentParser):
-    """One-line errors with exit code 2."""
-
-    def error(self, message):
-        raise UsageError(message)
-
-
-def build_parser() -> Parser:
+def build_parser(command: str | None = None) -> Parser:
+    """The ``nnsim`` parser: every subcommand listed, and only ``command``'s arguments (the
+    other modules are not imported)."""
     parser = Parser(prog="nnsim", description=(
         "An Android NNAPI runtime with simulated NPU drivers: see where each operation of a "
         "model runs, and why."), formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version=f"nnsim {nnsim.__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=Parser)
-    p = sub.add_parser("run", help="run a model once and show where each operation ran",
-                       description="Load a .tflite model, apply the NNAPI delegate for the "
-                                   "board's devices, run one inference and report.",
-                       epilog=EXAMPLES["run"], formatter_class=argparse.RawDescriptionHelpFormatter)
-    run_cmd.add_arguments(p)
-    p.set_defaults(func=run_cmd.run)
-    sub.add_parser("benchmark", help="benchmark_model: timings and op profiling (simulated board "
-                                     "time by default); see nnsim benchmark --help",
-                   add_help=False)
-    for module in COMMAND_MODULES:
-        p = sub.add_parser(module.NAME, help=module.HELP, description=module.DESCRIPTION,
+    for name, entry in COMMANDS.items():
+        if name != command or name in OWN_FLAG_SYNTAX:
+            sub.add_parser(name, help=entry.help, add_help=name not in OWN_FLAG_SYNTAX)
+            continue
+        module = command_module(name)
+        p = sub.add_parser(name, help=entry.help, description=module.DESCRIPTION,
                            epilog=module.EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(p)
@@ -69,8 +98,6 @@ def _on_sigint(signum, frame):
 def main(argv=None) -> int:
     """The CLI: a command's exit code; every error is one ``nnsim: error:`` line (exit 1 or 2),
     Ctrl-C exits 130 without a word, as a shell expects (NNSIM_TRACEBACK=1 shows tracebacks)."""
-    import os
-    import signal
     if hasattr(signal, "SIGPIPE"):
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `nnsim run --vlog | head` is normal use
     if argv is None:   # the console script: the process is ours
@@ -85,20 +112,20 @@ def main(argv=None) -> int:
             return 130
         if os.environ.get("NNSIM_TRACEBACK"):
             raise
-        from nnsim.commands.common import error_line
         print(f"nnsim: error: {error_line(e)}", file=sys.stderr)
         return 1
     return 130 if _INTERRUPTED else code
 
 
 def _main(argv=None) -> int:
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        if argv and argv[0] == "benchmark":
-            # benchmark_model's own flag syntax (--name=value), not argparse's
-            from nnsim.commands import benchmark
-            return benchmark.main(argv[1:], sys.stdout)
+        if argv and argv[0] in OWN_FLAG_SYNTAX:
+            return command_module(argv[0]).main(argv[1:], sys.stdout)
+        # the first word that is not an option names the command (nnsim has no option
+        # taking a value before it)
+        command = next((a for a in argv if not a.startswith("-")), None)
+        parser = build_parser(command if command in COMMANDS else None)
         args = parser.parse_args(argv)
         if not getattr(args, "func", None):
             parser.print_help()

@@ -58,6 +58,16 @@ class MissedDeadlineError(NnapiError):
     result_code = ResultCode.MISSED_DEADLINE_TRANSIENT
 
 
+class BuiltinError(RuntimeError):
+    """A TFLite CPU builtin cannot prepare or run its node; the message names the node and the
+    op. (Defined here, with the other errors a user sees, so the CLI can recognise it without
+    loading the kernels; ``nnsim.tflite.builtins`` exports it.)"""
+
+
+class UnsupportedOperatorError(BuiltinError):
+    """No nnsim CPU builtin exists for this operator (or this variant of it)."""
+
+
 class ModelFileError(Exception):
     """A .tflite file cannot be read: names the file, where and what is wrong."""
 

@@ -16,8 +16,16 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from nnsim.report import placements
+import numpy as np
+
+from nnsim.drivers.boards import current_board
+from nnsim.platform.properties import getprop
+from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.plan import get_performance
+from nnsim.tflite.cpu_timing import cpu_node_ns
+from nnsim.tflite.delegate import MIN_SDK_NNAPI, MIN_SDK_NNAPI12, DelegateError
+from nnsim.tflite.placement import placements
+from nnsim.tflite.schema import NUMPY_DTYPES
 from nnsim.types import FLT_MAX, OperandType, OperationCode, PreferenceCode
 
 NNAPI_CPU = "nnapi-reference"
@@ -71,7 +79,7 @@ class Explanation:
     delegate: str = NNAPI_DELEGATE  # who refused nodes ("VX delegate" for nnsim.tflite.vx)
     delegate_detail: str = ""       # a header line replacing the NNAPI device line
     recommendation: str = ""        # the other delegate, when it puts more on the NPU
-    alternative: dict = field(default_factory=dict)   # its figures (nnsim.tflite.vx.advice)
+    alternative: dict = field(default_factory=dict)   # its figures (nnsim.explain_vx)
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -83,7 +91,6 @@ def explain(model, delegate, name: str = "", *, prepared: bool = False,
 
     ``prepared``: the delegate was already applied to ``model`` (by an Interpreter); its
     ``result`` (and ``delegate_error`` when it failed) are explained as they are."""
-    from nnsim.tflite.delegate import DelegateError
     if prepared:
         result = delegate.result if not delegate_error else None
     else:
@@ -131,7 +138,6 @@ def explain(model, delegate, name: str = "", *, prepared: bool = False,
 
 def candidate_devices(delegate) -> tuple[list, dict]:
     """(devices the delegate's NNAPI model could run on, {excluded device: why})."""
-    from nnsim.runtime.devices import get_device_manager
     every = list(get_device_manager().get_devices())
     if hasattr(delegate, "candidate_devices"):     # the delegate's own statement (issue 12.1)
         answer = dict(delegate.candidate_devices())
@@ -149,7 +155,6 @@ def candidate_devices(delegate) -> tuple[list, dict]:
 
 def _not_delegated(model, delegate, result, delegate_error: str) -> str:
     """The reason every validated node stayed off NNAPI when the delegate did not apply."""
-    from nnsim.tflite.delegate import MIN_SDK_NNAPI, MIN_SDK_NNAPI12
     sdk = delegate.sdk
     if sdk < MIN_SDK_NNAPI:
         return (f"NNAPI needs Android 8.1 (SDK {MIN_SDK_NNAPI}); this emulated Android is SDK "
@@ -158,7 +163,6 @@ def _not_delegated(model, delegate, result, delegate_error: str) -> str:
         return (f"the NNAPI delegate failed ({delegate_error}); TFLite restored the original "
                 f"execution plan, so every node runs on the TFLite CPU kernels")
     if result is None and sdk >= MIN_SDK_NNAPI12:
-        from nnsim.runtime.devices import get_device_manager
         names = [d.name for d in get_device_manager().get_devices()]
         if delegate._should_use_target_devices():
             if not any(n != NNAPI_CPU for n in names):
@@ -173,8 +177,6 @@ def _not_delegated(model, delegate, result, delegate_error: str) -> str:
 def _oversized_nodes(model) -> dict:
     """node -> why: a tensor whose byte size overflows uint32 cannot be an NNAPI operand
     (ANeuralNetworksModel_addOperand refuses it, the delegate's model build fails)."""
-    import numpy as np
-    from nnsim.tflite.schema import NUMPY_DTYPES
     sg = model.main
     out = {}
     for n, op in enumerate(sg.operators):
@@ -196,8 +198,6 @@ def _oversized_nodes(model) -> dict:
 
 def _cpu_costs(model) -> dict:
     """node -> simulated ns on the current board's CPU (the cost of a fallback)."""
-    from nnsim.drivers.boards import current_board
-    from nnsim.tflite.cpu_timing import cpu_node_ns
     board = current_board()
     out = {}
     for n in range(len(model.main.operators)):
@@ -316,7 +316,6 @@ def suggest_fixes(entry: NodeExplanation, model, delegate) -> list[str]:
 
 def _device_fixes(entry: NodeExplanation) -> list[str]:
     """Fixes from the accelerators' answers for a node that did not run on one."""
-    from nnsim.runtime.properties import getprop
     fixes = []
     ran = entry.ran_on.split("+")
     for v in entry.devices:

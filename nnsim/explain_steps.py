@@ -18,6 +18,7 @@ runtime's NNAPI operations back to TFLite nodes, and prints one line per decisio
 from __future__ import annotations
 
 from nnsim.runtime import trace
+from nnsim.tflite.delegate import DelegateError
 from nnsim.types import FLT_MAX
 
 NNAPI_CPU = "nnapi-reference"
@@ -25,7 +26,6 @@ NNAPI_CPU = "nnapi-reference"
 
 def record_steps(model, delegate) -> tuple[object, str, list]:
     """Apply ``delegate`` to ``model`` under a recording: (result, delegate error, events)."""
-    from nnsim.tflite.delegate import DelegateError
     error = ""
     with trace.recording() as events:
         try:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 
-from nnsim.report import TFLITE_CPU, node_attributes, placements, quant_text
+from nnsim.explain import choice_text, perf_text
+from nnsim.tflite.placement import TFLITE_CPU, node_attributes, placements, quant_text
 
 CPU_COLOUR = "#d0d0d0"
 # Light fills that keep black text readable; assigned to devices in discovery order.
@@ -111,7 +112,6 @@ def _tensor(t, role=None, position=0, shapes=None) -> GTensor:
 
 def node_reasons(e, refuser: str = "TFLite NNAPI delegate") -> tuple[list, list]:
     """(reasons, fixes) of a node from its ``nnsim.explain.NodeExplanation``."""
-    from nnsim.explain import choice_text, perf_text
     reasons = [f"refused by the {refuser}: {r}" for r in e.delegate_refusals]
     if e.not_delegated:
         reasons.append(f"not delegated: {e.not_delegated}")

@@ -79,7 +79,7 @@ def read_image(path: str | Path) -> np.ndarray:
     if data[:2] == b"P6":
         return _read_ppm(data)
     try:
-        from PIL import Image, UnidentifiedImageError
+        from PIL import Image, UnidentifiedImageError   # optional: the images extra
     except ImportError:
         raise InputError(f"{path}: only .npy, BMP and PPM inputs are built in; JPEG, PNG and "
                          f"other images need {PILLOW_HINT}") from None
@@ -187,7 +187,7 @@ def class_colors(count: int = 256) -> np.ndarray:
 def write_mask_png(path, class_map: np.ndarray) -> None:
     """A PNG of a [H,W] class map in the PASCAL VOC palette (needs Pillow)."""
     try:
-        from PIL import Image
+        from PIL import Image   # optional: the images extra
     except ImportError:
         raise InputError(f"writing the PNG mask {path} needs {PILLOW_HINT}") from None
     img = Image.fromarray(np.clip(class_map, 0, 255).astype(np.uint8))   # "L"; "P" below

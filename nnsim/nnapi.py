@@ -40,13 +40,15 @@ from nnsim._capi import (_FREED, _bytes_like, _code, _device, _free, _index, _in
                          _size, _value)
 from nnsim.drivers.base import Driver
 from nnsim.errors import BadDataError, BadStateError, UnexpectedNullError
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import UINT64_MAX, Burst, Event, Execution
 from nnsim.runtime.memory import Memory
+from nnsim.runtime.memory_desc import MemoryDesc
 from nnsim.runtime.model import ModelBuilder, runtime_feature_level
-from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.runtime.plan import supported_by_device
+from nnsim.common.operand import OperandTypeSpec, SymmPerChannelQuantParams
 from nnsim.types import (BYTE_SIZE_OF_CACHE_TOKEN, LOOP_TIMEOUT_DEFAULT_NS,
                          LOOP_TIMEOUT_MAXIMUM_NS, MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES,
                          DeviceType, DurationCode, FeatureLevel, FuseCode, OperandType,
@@ -150,7 +152,6 @@ def ANeuralNetworksModel_getSupportedOperationsForDevices(model, devices):
         raise BadStateError(f"{fn} passed an unfinished model")
     if len(devices) == 0:
         raise BadDataError(f"{fn} passed an empty device list")
-    from nnsim.runtime.plan import supported_by_device
     supported = [False] * len(model.operations)
     for device in devices:
         for sorted_index, ok in enumerate(supported_by_device(_device(device, fn), model)):
@@ -524,7 +525,6 @@ def ANeuralNetworksMemory_createFromBytes(data):
 
 @_value
 def ANeuralNetworksMemory_createFromDesc(desc):
-    from nnsim.runtime.memory_desc import MemoryDesc
     return _need(desc, "ANeuralNetworksMemory_createFromDesc", MemoryDesc).allocate()
 
 
@@ -552,19 +552,16 @@ def ANeuralNetworksMemory_free(memory):
 
 @_value
 def ANeuralNetworksMemoryDesc_create():
-    from nnsim.runtime.memory_desc import MemoryDesc
     return MemoryDesc()
 
 
 @_code
 def ANeuralNetworksMemoryDesc_free(desc):
-    from nnsim.runtime.memory_desc import MemoryDesc
     _free(desc, "ANeuralNetworksMemoryDesc_free", MemoryDesc)
 
 
 @_code
 def ANeuralNetworksMemoryDesc_addInputRole(desc, compilation, index, frequency):
-    from nnsim.runtime.memory_desc import MemoryDesc
     fn = "ANeuralNetworksMemoryDesc_addInputRole"
     if desc is None or compilation is None:
         raise UnexpectedNullError(f"{fn} passed a nullptr")
@@ -574,7 +571,6 @@ def ANeuralNetworksMemoryDesc_addInputRole(desc, compilation, index, frequency):
 
 @_code
 def ANeuralNetworksMemoryDesc_addOutputRole(desc, compilation, index, frequency):
-    from nnsim.runtime.memory_desc import MemoryDesc
     fn = "ANeuralNetworksMemoryDesc_addOutputRole"
     if desc is None or compilation is None:
         raise UnexpectedNullError(f"{fn} passed a nullptr")
@@ -584,7 +580,6 @@ def ANeuralNetworksMemoryDesc_addOutputRole(desc, compilation, index, frequency)
 
 @_code
 def ANeuralNetworksMemoryDesc_setDimensions(desc, dimensions):
-    from nnsim.runtime.memory_desc import MemoryDesc
     fn = "ANeuralNetworksMemoryDesc_setDimensions"
     _need(desc, fn, MemoryDesc)
     if dimensions is None:
@@ -599,7 +594,6 @@ def ANeuralNetworksMemoryDesc_setDimensions(desc, dimensions):
 
 @_code
 def ANeuralNetworksMemoryDesc_finish(desc):
-    from nnsim.runtime.memory_desc import MemoryDesc
     _need(desc, "ANeuralNetworksMemoryDesc_finish", MemoryDesc).finish()
 
 

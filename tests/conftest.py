@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 import nnsim
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.devices import get_device_manager
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"

@@ -18,6 +18,7 @@ its own (``nnsim.audit.isolate``), as the audit and compare commands do.
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import os
 from collections import Counter
@@ -27,6 +28,18 @@ from pathlib import Path
 import numpy as np
 
 import nnsim
+import nnsim.tflite   # load_delegate is looked up on the module when called (tests replace it)
+from nnsim.commands.client import add_client_arguments
+from nnsim.commands.common import error_line
+from nnsim.commands.diff import random_input
+from nnsim.commands.run import _simulated_ns
+from nnsim.runtime.board import apply_board
+from nnsim.errors import ModelFileError
+from nnsim.explain import choice_text, explain, fallback_nodes
+from nnsim.explain_vx import explain_vx
+from nnsim.tflite import Interpreter
+from nnsim.tflite.delegate import NnApiDelegate
+from nnsim.tflite.vx import VxDelegate
 
 __all__ = ["Combination", "DELEGATES", "VX_LIBRARY", "RECORD_FIELDS", "evaluate",
            "error_record", "nnapi_client_options", "model_digest"]
@@ -63,9 +76,6 @@ def model_digest(data: bytes) -> str:
 def nnapi_client_options() -> dict:
     """The NnApiDelegate options of the app ``run``/``explain``/``graph`` emulate, read from
     the CLI's own defaults (nnsim/commands/client.py), as ``load_delegate`` option values."""
-    import argparse
-
-    from nnsim.commands.client import add_client_arguments
     parser = argparse.ArgumentParser(add_help=False)
     add_client_arguments(parser)
     args = parser.parse_args([])
@@ -88,12 +98,11 @@ def error_record(model: str, combo: Combination, status: str, error: str,
 
 
 def _make_delegate(kind: str):
-    from nnsim.tflite import load_delegate
     if kind == "nnapi":
-        return load_delegate("nnapi", options=nnapi_client_options())
+        return nnsim.tflite.load_delegate("nnapi", options=nnapi_client_options())
     if kind == "vx":
         try:
-            return load_delegate(VX_LIBRARY, options={})
+            return nnsim.tflite.load_delegate(VX_LIBRARY, options={})
         except ValueError as e:   # LiteRT's words for a library it cannot load
             raise DelegateUnavailable(" ".join(str(e).split())) from None
     if kind == "cpu":
@@ -107,7 +116,6 @@ class DelegateUnavailable(Exception):
 
 def _inputs(interp) -> list:
     """Deterministic inputs, inference_diff's (nnsim diff) truncated-Gaussian generator."""
-    from nnsim.commands.diff import random_input
     rng = np.random.default_rng(INPUT_SEED)
     return [(d["index"], random_input(rng, np.dtype(d["dtype"]),
                                       tuple(int(x) for x in d["shape"])))
@@ -121,7 +129,6 @@ def _ms(ns) -> float | None:
 def evaluate(model, combo: Combination, *, run: bool = False, name: str | None = None) -> dict:
     """The record of one combination (see the module docstring). ``model`` is a path or the
     model's bytes; ``name`` is how the record names it (default: the path as given)."""
-    from nnsim.commands.common import error_line
     shown = name or (str(model) if not isinstance(model, (bytes, bytearray)) else "model")
     try:
         data = bytes(model) if isinstance(model, (bytes, bytearray)) else Path(model).read_bytes()
@@ -145,16 +152,12 @@ def evaluate(model, combo: Combination, *, run: bool = False, name: str | None =
 
 
 def _error_text(e: BaseException) -> str:
-    from nnsim.commands.common import error_line
-    from nnsim.errors import ModelFileError
     if isinstance(e, ModelFileError):
         return f"not a valid .tflite model: {e.what}" + (f" at {e.where}" if e.where else "")
     return error_line(e)
 
 
 def _evaluate(data: bytes, digest: str, shown: str, combo: Combination, run: bool) -> dict:
-    from nnsim.drivers.boards import apply_board
-    from nnsim.tflite import Interpreter
     board = apply_board(combo.board)
     nnsim.setprop("ro.build.version.sdk", str(combo.android_sdk))
     interp = Interpreter(model_content=data)   # parses the model before any delegate
@@ -209,7 +212,6 @@ def _board_time(interp, board) -> tuple:
     """(first, steady) simulated ns, as ``nnsim run`` computes them (its own function): the
     model is invoked (twice, first and steady state) only when a delegate partition has to
     report its drivers' time; TFLite CPU nodes need no inference."""
-    from nnsim.commands.run import _simulated_ns
     delegated = any(item.kind != "node" for item in interp.plan_items())
     if delegated:
         interp.invoke()
@@ -236,19 +238,12 @@ def _reasons(interp, delegate, shown: str) -> list:
     [{reason, nodes, ops {op: count}, fix, cpu_ms}], the most nodes first."""
     if delegate is None:
         return []
-    from nnsim.explain import explain, fallback_nodes
-    from nnsim.tflite.delegate import NnApiDelegate
     error = interp.delegation_error or ""
     if isinstance(delegate, NnApiDelegate):
         ex = explain(interp.model, delegate, shown, prepared=True, delegate_error=error)
         who = "TFLite NNAPI delegate"
     else:
-        try:
-            from nnsim.tflite.vx import VxDelegate
-            from nnsim.tflite.vx.advice import explain_vx
-        except ImportError:   # an nnsim without the VX delegate's explain
-            VxDelegate = None
-        if VxDelegate is None or not isinstance(delegate, VxDelegate):
+        if not isinstance(delegate, VxDelegate):
             return _other_delegate_reasons(interp, delegate)
         ex = explain_vx(interp.model, delegate, shown, prepared=True, delegate_error=error)
         who = "VX delegate"
@@ -278,7 +273,6 @@ def node_reason(e, who: str = "TFLite NNAPI delegate") -> str:
     """One line: why this node (an explain NodeExplanation) is not on an accelerator, in the
     order the board decides it (the delegate ``who`` first, then the devices, then the
     runtime's choice between devices)."""
-    from nnsim.explain import choice_text
     if e.delegate_refusals:
         return f"{who}: {e.delegate_refusals[0]}"
     if e.not_delegated:
@@ -316,7 +310,6 @@ def _other_delegate_reasons(interp, delegate) -> list:
 def _compare_with_cpu(interp, data: bytes, inputs: list) -> tuple:
     """(largest |delegated - TFLite CPU| over the outputs, per-output list), on the raw
     output values (quantized outputs in their integer steps) of the same inputs."""
-    from nnsim.tflite import Interpreter
     reference = Interpreter(model_content=data)
     reference.allocate_tensors()
     for index, value in inputs:

@@ -34,6 +34,8 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 
+from nnsim.limits import max_tensor_bytes
+
 __all__ = ["Limits", "Isolated", "run_one", "parse_bytes", "human_bytes"]
 
 POLL_S = 0.05
@@ -161,7 +163,6 @@ class Isolated:
             cap = self.limits.memory_bytes
             current = os.environ.get("NNSIM_MAX_TENSOR_BYTES")
             try:
-                from nnsim.limits import max_tensor_bytes
                 keep = current and max_tensor_bytes() <= cap
             except ValueError:
                 keep = False

@@ -15,14 +15,27 @@ Timeouts, crashes and memory-cap rows are not cached: they are retried.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import sys
+import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+# What every task needs is imported with this module, in the parent process: forked children
+# (and Dask workers, which import this module to run dask_task) start warm.
+import nnsim
+import nnsim.commands.run  # noqa: F401
+import nnsim.drivers
+import nnsim.drivers.boards  # noqa: F401
+import nnsim.explain  # noqa: F401
+import nnsim.explain_vx  # noqa: F401
+import nnsim.kernels
+import nnsim.tflite.interpreter  # noqa: F401
 from nnsim.audit.engine import Combination, error_record, evaluate
-from nnsim.audit.isolate import Isolated, Limits
+from nnsim.audit.isolate import Isolated, Limits, run_one
+from nnsim.commands import graph
+from nnsim.commands.errors import Parser
 
 __all__ = ["Task", "ResultCache", "run_tasks", "code_digest", "RETRIED"]
 
@@ -44,19 +57,6 @@ class Task:
         return f"{self.kind}:{self.name}:{self.combo.key()}" + (":run" if self.run else "")
 
 
-def preload() -> None:
-    """Import what every task needs once, in the parent: forked children start warm."""
-    import nnsim.commands.graph  # noqa: F401
-    import nnsim.commands.run  # noqa: F401
-    import nnsim.drivers.boards  # noqa: F401
-    import nnsim.explain  # noqa: F401
-    import nnsim.tflite.interpreter  # noqa: F401
-    try:
-        import nnsim.tflite.vx.advice  # noqa: F401
-    except ImportError:   # an nnsim without the VX delegate: its rows say so
-        pass
-
-
 def execute(task: Task, data: bytes | None = None):
     """What the child runs: the record of a combination, or (for ``graph``) the HTML page."""
     model = data if data is not None else task.path
@@ -66,19 +66,18 @@ def execute(task: Task, data: bytes | None = None):
 
 
 def graph_page(model, task: Task) -> str:
-    """``nnsim graph MODEL -o page.html --board B --android_sdk N`` (the CLI itself)."""
-    import io
-    import tempfile
-
-    from nnsim.cli import build_parser
+    """``nnsim graph MODEL -o page.html --board B --android_sdk N`` (the command itself, its
+    flags parsed as the CLI parses them)."""
+    parser = Parser(prog="nnsim graph")
+    graph.add_arguments(parser)
     with tempfile.TemporaryDirectory() as tmp:
         path = model if isinstance(model, str) else os.path.join(tmp, "model.tflite")
         if not isinstance(model, str):
             Path(path).write_bytes(model)
         out = os.path.join(tmp, "graph.html")
-        args = build_parser().parse_args(["graph", path, "-o", out, "--board", task.combo.board,
-                                          "--android_sdk", str(task.combo.android_sdk)])
-        args.func(args, io.StringIO())
+        args = parser.parse_args([path, "-o", out, "--board", task.combo.board,
+                                  "--android_sdk", str(task.combo.android_sdk)])
+        graph.run(args, io.StringIO())
         return Path(out).read_text(encoding="utf-8")
 
 
@@ -95,14 +94,7 @@ def verdict_record(task: Task, verdict: tuple):
 # -- the result cache ---------------------------------------------------------------------------
 def code_digest() -> str:
     """nnsim's version and a digest of its installed source: a new nnsim invalidates caches."""
-    import nnsim
-    root = Path(nnsim.__file__).resolve().parent
-    roots = {root}
-    for sub in ("drivers", "kernels"):
-        module = sys.modules.get(f"nnsim.{sub}")
-        if module is None:
-            module = __import__(f"nnsim.{sub}", fromlist=["_"])
-        roots.add(Path(module.__file__).resolve().parent)
+    roots = {Path(m.__file__).resolve().parent for m in (nnsim, nnsim.drivers, nnsim.kernels)}
     h = hashlib.sha256(nnsim.__version__.encode())
     for r in sorted(roots):
         for f in sorted(r.rglob("*")):
@@ -172,7 +164,6 @@ def run_tasks(tasks: list, *, jobs: int, limits: Limits, scheduler: str | None =
 
 
 def _run_local(tasks, jobs, limits, _scheduler):
-    preload()
     pool = Isolated(jobs, limits)
     for i, task in enumerate(tasks):
         pool.submit(i, execute, (task,))
@@ -182,14 +173,12 @@ def _run_local(tasks, jobs, limits, _scheduler):
 
 def dask_task(task: Task, data: bytes, limits: Limits):
     """The Dask task: the same isolated child, forked inside the worker."""
-    from nnsim.audit.isolate import run_one
-    preload()
     return verdict_record(task, run_one(execute, (task, data), limits))
 
 
 def _run_dask(tasks, jobs, limits, scheduler):
     try:
-        from distributed import Client, LocalCluster, as_completed
+        from distributed import Client, LocalCluster, as_completed   # optional: the dask extra
     except ImportError:
         raise RuntimeError("--scheduler needs Dask: pip install 'nnsim[dask]'") from None
     cluster = None

@@ -116,8 +116,8 @@ def _csv_value(v):
 def write_parquet(records: list, path) -> bool:
     """The CSV's table as Parquet when pyarrow is installed; False when it is not."""
     try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa   # optional (not a dependency): no Parquet file without it
+        import pyarrow.parquet as pq   # optional, as above
     except ImportError:
         return False
     columns = {k: [_csv_value(r.get(k)) if isinstance(r.get(k), (dict, list)) else r.get(k)

@@ -8,6 +8,12 @@ import textwrap
 import time
 from pathlib import Path
 
+import nnsim
+from nnsim.audit.engine import Combination, error_record, model_digest, model_files
+from nnsim.audit.html import audit_page
+from nnsim.audit.scheduler import ResultCache, Task, code_digest, run_tasks
+from nnsim.audit.tables import (csv_text, format_regressions, regressions, sort_records, summary,
+                                write_parquet)
 from nnsim.commands.common import RunError, UsageError
 from nnsim.commands.compare import add_combination_arguments, combinations, limits
 
@@ -64,8 +70,6 @@ def graph_file(model: str, board: str) -> str:
 
 
 def run(args, out) -> int:
-    from nnsim.audit.engine import Combination, error_record, model_digest, model_files
-    from nnsim.audit.scheduler import ResultCache, Task, code_digest, run_tasks
     baseline = _read_baseline(args.baseline) if args.baseline else None
     try:
         models = model_files(args.paths)
@@ -135,7 +139,7 @@ def _progress_bar(total: int, quiet: bool):
     if quiet:
         return None
     try:
-        import tqdm
+        import tqdm   # optional (the progress extra): no bar without it
     except ImportError:
         print("nnsim: note: no progress bar without tqdm (pip install 'nnsim[progress]')",
               file=sys.stderr)
@@ -158,10 +162,6 @@ def _read_baseline(path: str) -> dict:
 
 
 def _write_results(args, out, outdir, records, graphs, baseline, wall, counts, n_combos) -> int:
-    import nnsim
-    from nnsim.audit.html import audit_page
-    from nnsim.audit.tables import (csv_text, format_regressions, regressions, sort_records,
-                                    summary, write_parquet)
     records = sort_records(records, args.delegates)
     links = {}
     for (model, board), page in sorted(graphs.items()):

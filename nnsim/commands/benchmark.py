@@ -4,14 +4,17 @@ from __future__ import annotations
 import sys
 
 from nnsim.commands.common import RunError, UsageError
+from nnsim.tools.benchmark import Benchmark, BenchmarkFailed
+from nnsim.tools.benchmark_flags import FlagError, help_text, parse_command_line
 
 NAME = "benchmark"
-HELP = "benchmark_model: timings and op profiling (simulated board time by default)"
+HELP = ("benchmark_model: timings and op profiling (simulated board time by default); see nnsim "
+        "benchmark --help")
 
 
 def main(argv, out=None) -> int:
-    from nnsim.tflite.benchmark import Benchmark, BenchmarkFailed
-    from nnsim.tflite.benchmark_flags import FlagError, help_text, parse_command_line
+    """benchmark_model's own flag syntax (--name=value), not argparse's: the CLI hands over
+    the arguments after ``benchmark``."""
     out = out or sys.stdout
     if any(a in ("-h", "--help") for a in argv):
         print(help_text(), file=out)

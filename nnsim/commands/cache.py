@@ -13,7 +13,11 @@ import sys
 import textwrap
 import time
 
-from nnsim.commands.common import RunError, apply_setprops
+from nnsim.commands.common import RunError, apply_board, apply_setprops
+from nnsim.drivers.boards import BOARDS
+from nnsim.drivers.synap_npu import NAME as SYNAP_NPU
+from nnsim.platform import vlog
+from nnsim.runtime.devices import get_device_manager
 
 NAME = "cache"
 HELP = "show or clear the SyNAP compile cache a board keeps across runs"
@@ -48,21 +52,16 @@ def add_arguments(p) -> None:
 
 def _cache_of_board(board):
     """The board's SyNAP cache, or None when it has no synap-npu device."""
-    from nnsim.drivers.synap_npu import SynapNpuDriver
-    from nnsim.runtime.devices import get_device_manager
-    drivers = [d for d in get_device_manager().drivers() if isinstance(d, SynapNpuDriver)]
+    drivers = [d for d in get_device_manager().drivers() if d.name == SYNAP_NPU]
     return drivers[0].compile_cache() if drivers else None
 
 
 def run(args, out) -> int:
-    from nnsim.commands.common import apply_board
     board = apply_board(args.board)
     apply_setprops(args.setprop)
-    from nnsim.runtime import vlog
     with vlog.silenced():   # its warnings are printed below, not as logcat lines
         cache = _cache_of_board(board)
     if cache is None:
-        from nnsim.drivers.boards import BOARDS
         with_cache = sorted(b.name for b in BOARDS.values() if "synap-npu" in b.devices)
         print(f"board {board.name} has no SyNAP NPU (synap-npu), so it keeps no SyNAP compile "
               f"cache (boards with one: {', '.join(with_cache)})", file=out)

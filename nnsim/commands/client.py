@@ -17,6 +17,11 @@ from __future__ import annotations
 
 import argparse
 
+from nnsim.commands.common import UsageError
+from nnsim.tflite import NnApiDelegate
+from nnsim.tflite.vx import is_vx_library, load_vx_delegate
+from nnsim.tflite.vx.options import split_cli_options
+
 __all__ = ["flag_bool", "sdk_version", "add_client_arguments", "client_delegate",
            "nnapi_client_delegate", "uses_vx", "client_description", "devices_line",
            "CLIENT_DESCRIPTION"]
@@ -84,12 +89,9 @@ def uses_vx(args) -> bool:
     path = getattr(args, "external_delegate_path", None)
     if not path:
         if getattr(args, "external_delegate_options", ""):
-            from nnsim.commands.common import UsageError
             raise UsageError("--external_delegate_options needs --external_delegate_path")
         return False
-    from nnsim.tflite.vx import is_vx_library
     if not is_vx_library(path):
-        from nnsim.commands.common import UsageError
         raise UsageError(f"--external_delegate_path={path}: nnsim emulates one external "
                          f"delegate, libvx_delegate.so (the VX delegate)")
     return True
@@ -105,9 +107,6 @@ def client_delegate(args, **extra):
     """The delegate of the emulated app: the VX delegate with --external_delegate_path, else
     the NnApiDelegate from the NNAPI flags (and ``--device``); ``extra``: NNAPI options."""
     if uses_vx(args):
-        from nnsim.commands.common import UsageError
-        from nnsim.tflite.vx import load_vx_delegate
-        from nnsim.tflite.vx.options import split_cli_options
         try:
             return load_vx_delegate(args.external_delegate_path,
                                     split_cli_options(args.external_delegate_options))
@@ -118,7 +117,6 @@ def client_delegate(args, **extra):
 
 def nnapi_client_delegate(args, **extra):
     """The NnApiDelegate of the emulated app from the parsed flags (and ``--device``)."""
-    from nnsim.tflite import NnApiDelegate
     disallow_cpu = bool(args.disable_nnapi_cpu)
     devices = getattr(args, "device", None)
     if devices and "nnapi-reference" not in devices:

@@ -7,23 +7,20 @@ import sys
 from pathlib import Path
 
 import nnsim
-from nnsim.runtime.vlog import LOGGER_PREFIX, LogcatFormatter
-
-
-class UsageError(Exception):
-    """Bad flags or values: one line on stderr, exit code 2."""
-
-
-class RunError(Exception):
-    """A missing/corrupt model or a failed run: one line on stderr, exit code 1."""
+from nnsim.commands.errors import RunError, UsageError, error_line  # noqa: F401 (re-exported)
+from nnsim.drivers.boards import BOARDS, is_board_file
+from nnsim.runtime.board import apply_board as _apply
+from nnsim.platform.vlog import LOGGER_PREFIX, LogcatFormatter
+from nnsim.runtime.devices import get_device_manager
+from nnsim.tflite.tflog import LIBRARY_HANDLER, TfliteFormatter, VERBOSE
+from nnsim.tflite.tflog import LOGGER as TFLITE
+from nnsim.tools.demo_model import DEMO_MODEL_NAME, demo_model_path
 
 
 def install_log_handlers(logcat_stream=None, logcat: bool | None = None) -> None:
     """TFLite runtime lines (``INFO: ...``) to stderr; logcat lines (threadtime) to stdout
     when ``logcat`` is true (default: when ``debug.nn.vlog`` is set, as `setprop` + `logcat`
     on a board; a board's tool output never contains logcat lines otherwise)."""
-    from nnsim.tflite.tflog import LIBRARY_HANDLER, TfliteFormatter, VERBOSE
-    from nnsim.tflite.tflog import LOGGER as TFLITE
     if logcat is None:
         logcat = bool(nnsim.getprop("debug.nn.vlog").strip())
     root = logging.getLogger(LOGGER_PREFIX.rstrip("."))
@@ -80,12 +77,13 @@ def _property_problem(key: str, value: str) -> str | None:
 
 def apply_board(name: str, devices=None) -> object:
     """Install the board's drivers and properties; ``devices`` keeps only those driver names."""
-    from nnsim.drivers.boards import BOARDS, apply_board as _apply
-    if name not in BOARDS:
+    if name not in BOARDS and not is_board_file(name):   # a name, or a profile's path
         raise UsageError(f"unknown board {name!r}; choose from {', '.join(sorted(BOARDS))}")
-    board = _apply(name)
+    try:
+        board = _apply(name)
+    except ValueError as e:   # a profile file that does not load, or names unknown devices
+        raise UsageError(str(e)) from None
     if devices:
-        from nnsim.runtime.devices import get_device_manager
         known = [d.name for d in get_device_manager().drivers()] + ["nnapi-reference"]
         for d in devices:
             if d not in known:
@@ -97,10 +95,14 @@ def apply_board(name: str, devices=None) -> object:
     return board
 
 
+def board_text(board) -> str:
+    desc = getattr(board, "description", None) or getattr(board, "title", "")
+    return f"{board.name} ({desc})" if desc and desc != board.name else board.name
+
+
 def load_model_bytes(path: str | None) -> tuple[str, bytes]:
     """(display name, bytes); the built-in demo model when ``path`` is None."""
     if path is None:
-        from nnsim.tflite.demo_model import DEMO_MODEL_NAME, demo_model_path
         return DEMO_MODEL_NAME, demo_model_path().read_bytes()
     p = Path(path)
     if not p.exists():
@@ -114,25 +116,6 @@ def load_model_bytes(path: str | None) -> tuple[str, bytes]:
     if not data:
         raise RunError(f"{path}: the file is empty (0 bytes), not a .tflite model")
     return p.name, data
-
-
-def error_line(exc: BaseException) -> str:
-    """One line for an exception that reached the CLI (no traceback is ever shown): the
-    message of the errors nnsim raises on purpose, a short diagnosis for the rest."""
-    from nnsim.errors import ModelFileError, NnapiError
-    from nnsim.limits import TensorTooLargeError
-    from nnsim.tflite.builtins._base import BuiltinError
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    if isinstance(exc, (ModelFileError, NnapiError, BuiltinError, TensorTooLargeError)):
-        return text
-    if isinstance(exc, MemoryError):
-        return (f"out of memory ({text}); NNSIM_MAX_TENSOR_BYTES lowers the size nnsim "
-                f"accepts before allocating")
-    if isinstance(exc, OSError):
-        where = f"{exc.filename}: " if exc.filename else ""
-        return f"{where}{exc.strerror or text}"
-    return (f"internal error: {type(exc).__name__}: {text} (set NNSIM_TRACEBACK=1 to see the "
-            f"traceback, and please report it)")
 
 
 def read_labels(path: Path | None, count: int) -> list[str] | None:

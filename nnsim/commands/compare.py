@@ -7,8 +7,14 @@ import os
 import textwrap
 from pathlib import Path
 
+from nnsim.audit.engine import DELEGATES, Combination, model_digest
+from nnsim.audit.html import compare_page
+from nnsim.audit.isolate import Limits, parse_bytes
+from nnsim.audit.scheduler import Task, run_tasks
+from nnsim.audit.tables import compare_table, csv_text, sort_records
 from nnsim.commands.client import sdk_version
 from nnsim.commands.common import RunError, UsageError
+from nnsim.drivers.boards import BOARDS
 
 NAME = "compare"
 HELP = "one model on several boards, delegates and Android versions, side by side"
@@ -48,8 +54,6 @@ def csv_list(kind, choices=None):
 
 def add_combination_arguments(p, default_delegates: str) -> None:
     """--boards, --delegates, --android_sdk, --jobs, --run, --timeout, --memory-cap."""
-    from nnsim.audit.engine import DELEGATES
-    from nnsim.drivers.boards import BOARDS
     p.add_argument("--boards", type=csv_list(str, sorted(BOARDS)), default=None,
                    metavar="B1,B2", help=f"boards (default: all: {','.join(sorted(BOARDS))})")
     p.add_argument("--delegates", type=csv_list(str, DELEGATES),
@@ -94,7 +98,6 @@ def _positive_float(text: str) -> float:
 
 
 def _byte_count(text: str) -> int:
-    from nnsim.audit.isolate import parse_bytes
     try:
         return parse_bytes(text)
     except ValueError:
@@ -104,8 +107,6 @@ def _byte_count(text: str) -> int:
 
 def combinations(args) -> list:
     """Every (board, SDK, delegate) of the flags; no --android_sdk: each board's own SDK."""
-    from nnsim.audit.engine import Combination
-    from nnsim.drivers.boards import BOARDS
     boards = args.boards or sorted(BOARDS)
     out = []
     for b in boards:
@@ -117,7 +118,6 @@ def combinations(args) -> list:
 
 
 def limits(args):
-    from nnsim.audit.isolate import Limits
     return Limits(timeout_s=args.timeout, memory_bytes=args.memory_cap)
 
 
@@ -132,9 +132,6 @@ def add_arguments(p) -> None:
 
 
 def run(args, out) -> int:
-    from nnsim.audit.engine import model_digest
-    from nnsim.audit.scheduler import Task, run_tasks
-    from nnsim.audit.tables import compare_table, csv_text, sort_records
     path = Path(args.model)
     if not path.is_file():
         raise RunError(f"{args.model}: no such file" if not path.exists() else
@@ -154,7 +151,6 @@ def run(args, out) -> int:
     elif args.format == "csv":
         text = csv_text(records)
     elif args.format == "html":
-        from nnsim.audit.html import compare_page
         text = compare_page(path.name, records)
     else:
         text = f"model: {path.name}\n" + compare_table(records)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 import textwrap
 
-from nnsim.commands.common import apply_setprops
-from nnsim.commands.graph import board_text
+from nnsim.commands.common import apply_board, apply_setprops, board_text
+from nnsim.runtime.devices import get_device_manager
+from nnsim.types import FLT_MAX, DeviceType, FeatureLevel, OperandType
 
 NAME = "devices"
 HELP = "list a board's NNAPI devices with their capabilities"
@@ -46,18 +47,15 @@ def _enum_name(enum_cls, value) -> str:
 
 
 def _num(value: float) -> str:
-    from nnsim.types import FLT_MAX
     return FLT_MAX_TEXT if float(value) >= FLT_MAX else f"{float(value):g}"
 
 
 def _operand_types():
     """Every non-extension operand type except SUBGRAPH (covered by IF/WHILE)."""
-    from nnsim.types import OperandType
     return [t for t in OperandType if t.name != "MODEL"]
 
 
 def describe(device) -> dict:
-    from nnsim.types import DeviceType, FeatureLevel
     caps = device.capabilities()
     perf = {t.name: caps.lookup(int(t)) for t in _operand_types()}
     files = tuple(getattr(device, "number_of_cache_files_needed", (0, 0)))
@@ -81,10 +79,8 @@ def describe(device) -> dict:
 
 
 def run(args, out) -> int:
-    from nnsim.commands.common import apply_board
     board = apply_board(args.board)
     apply_setprops(args.setprop)
-    from nnsim.runtime.devices import get_device_manager
     devices = [describe(d) for d in get_device_manager().get_devices()]
     if args.format == "json":
         doc = {"board": {"name": board.name,

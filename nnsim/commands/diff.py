@@ -29,6 +29,9 @@ import nnsim
 from nnsim.commands.client import client_delegate, flag_bool, sdk_version, uses_vx
 from nnsim.commands.common import RunError, UsageError, load_model_bytes
 from nnsim.commands.graph import delegated_interpreter, quiet_logs, setup_board
+from nnsim.errors import NnapiError
+from nnsim.runtime.devices import get_device_manager
+from nnsim.tflite import NnApiDelegate
 
 NAME = "diff"
 HELP = "compare the NNAPI-delegated model with the TFLite CPU reference (inference_diff)"
@@ -263,8 +266,6 @@ def run(args, out) -> int:
     if args.vlog:
         nnsim.setprop("debug.nn.vlog", "1")
     quiet_logs(args.vlog)
-    from nnsim.runtime.devices import get_device_manager
-    from nnsim.tflite import NnApiDelegate
     use_nnapi = args.use_nnapi or args.delegate == "nnapi"
     options = _delegate_options(args, get_device_manager().get_devices())
     if not use_nnapi and args.nnapi_accelerator_name:
@@ -326,7 +327,6 @@ def run(args, out) -> int:
 
 def _run_stage(interp, values, latency: Stat, run_index: int) -> list:
     """``TfliteInferenceStage::Run``: set the inputs, invoke 3 times, time each invoke."""
-    from nnsim.errors import NnapiError
     for d, v in zip(interp.get_input_details(), values):
         interp.set_tensor(d["index"], v)
     for _ in range(INVOCATIONS_PER_RUN):

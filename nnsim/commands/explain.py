@@ -8,6 +8,13 @@ from nnsim.commands.client import (add_client_arguments, client_delegate,
                                    nnapi_client_delegate, sdk_version, uses_vx)
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
                                    install_log_handlers, load_model_bytes)
+from nnsim.errors import ModelFileError
+from nnsim.explain import explain, format_text, to_json
+from nnsim.explain_steps import format_steps, record_steps
+from nnsim.explain_vx import advise, explain_vx
+from nnsim.tflite.delegate import DelegateError
+from nnsim.tflite.reader import read_model
+from nnsim.tflite.vx import VxDelegate
 
 NAME = "explain"
 HELP = "for every node and device: supported or not, the exact reason, and fixes"
@@ -50,10 +57,6 @@ def add_arguments(p) -> None:
 
 
 def run(args, out) -> int:
-    from nnsim.errors import ModelFileError
-    from nnsim.explain import explain, format_text, to_json
-    from nnsim.tflite.delegate import DelegateError
-    from nnsim.tflite.reader import read_model
     apply_board(args.board, args.device)
     if args.android_sdk:
         nnsim.setprop("ro.build.version.sdk", str(args.android_sdk))
@@ -70,7 +73,6 @@ def run(args, out) -> int:
         raise UsageError("--steps records the NNAPI partitioner's decisions; the VX delegate "
                          "makes none (drop --external_delegate_path)")
     if args.steps:
-        from nnsim.explain_steps import format_steps, record_steps
         _, error, events = record_steps(model, client_delegate(args))
         if args.format == "json":
             print(json.dumps(events, indent=2), file=out)
@@ -79,7 +81,6 @@ def run(args, out) -> int:
             if error:
                 print(f"delegate failed: {error}", file=out)
         return 0
-    from nnsim.tflite.vx.advice import advise, explain_vx
     delegate = client_delegate(args)
     try:
         if vx:
@@ -87,7 +88,6 @@ def run(args, out) -> int:
             advise(model, ex, delegate.result, lambda: nnapi_client_delegate(args), True)
         else:
             ex = explain(model, delegate, name)
-            from nnsim.tflite.vx import VxDelegate
             advise(model, ex, None if ex.delegate_error else delegate.result, VxDelegate,
                    False)
     except DelegateError as e:

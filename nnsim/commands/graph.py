@@ -7,6 +7,7 @@ nnsim (inline SVG, no network, no script).
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import shutil
 import subprocess
@@ -18,6 +19,13 @@ import nnsim
 from nnsim.commands.client import add_client_arguments, client_delegate, devices_line, sdk_version
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops,
                                    install_log_handlers, load_model_bytes)
+from nnsim.errors import BuiltinError, ModelFileError, UnsupportedOperatorError
+from nnsim.explain import explain
+from nnsim.explain_vx import explain_vx
+from nnsim.graphviz import build_view, to_dot, to_html
+from nnsim.limits import TensorTooLargeError
+from nnsim.tflite import Interpreter
+from nnsim.tflite.reader import read_model
 
 NAME = "graph"
 HELP = "draw the model graph coloured by where each node ran (.dot/.svg/.png/.html)"
@@ -73,15 +81,8 @@ def setup_board(args):
     return board
 
 
-def board_text(board) -> str:
-    desc = getattr(board, "description", None) or getattr(board, "title", "")
-    return f"{board.name} ({desc})" if desc and desc != board.name else board.name
-
-
 def check_model(data: bytes, display: str) -> None:
     """Parse the model once up front: a corrupt file is one RunError line, before any log."""
-    from nnsim.errors import ModelFileError
-    from nnsim.tflite.reader import read_model
     try:
         read_model(data)
     except ModelFileError as e:
@@ -92,10 +93,6 @@ def delegated_interpreter(data: bytes, display: str, delegates, *, num_threads=N
                           tolerate_cpu=False, prepare_kernels=True):
     """An allocated Interpreter with ``delegates``; model errors become RunError.
     ``tolerate_cpu``: a node without a CPU kernel is not an error (nothing is run)."""
-    from nnsim.errors import ModelFileError
-    from nnsim.tflite import Interpreter
-    from nnsim.limits import TensorTooLargeError
-    from nnsim.tflite.builtins._base import BuiltinError, UnsupportedOperatorError
     interp = None
     try:
         # applied as benchmark_model / an app applies them: a failed delegate restores the
@@ -126,7 +123,6 @@ def run(args, out) -> int:
                        f"installed: {GRAPHVIZ_HINT}")
     board = setup_board(args)
     quiet_logs()
-    from nnsim.graphviz import build_view, to_dot, to_html
     display, data = load_model_bytes(args.model)
     check_model(data, args.model)
     extra = {} if args.android_sdk is None else {"android_sdk_version": args.android_sdk}
@@ -162,8 +158,6 @@ def prepared_shapes(interp) -> dict:
 def explain_placement(interp, delegate, shapes):
     """``nnsim explain``'s reasons and fixes for the placement the interpreter made (the
     delegate is not applied again), on the model with the shapes the delegate saw."""
-    import dataclasses
-    from nnsim.explain import explain
     model = interp.model
     sg = model.main
     if any(shapes.get(t.index, tuple(t.shape)) != tuple(t.shape) for t in sg.tensors):
@@ -172,7 +166,6 @@ def explain_placement(interp, delegate, shapes):
         model = dataclasses.replace(model, subgraphs=(dataclasses.replace(sg, tensors=tensors),)
                                     + tuple(model.subgraphs[1:]))
     if hasattr(delegate, "describe"):   # the VX delegate
-        from nnsim.tflite.vx.advice import explain_vx
         return explain_vx(model, delegate, prepared=True,
                           delegate_error=interp.delegation_error or "")
     return explain(model, delegate, prepared=True,

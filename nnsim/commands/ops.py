@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import json
 import textwrap
+from dataclasses import asdict
+
+from nnsim import opmatrix
 
 NAME = "ops"
 HELP = "the op matrix: which layers implement each TFLite builtin and NNAPI operation"
@@ -41,9 +44,6 @@ def _yes(flag) -> str:
 
 
 def run(args, out) -> int:
-    from dataclasses import asdict
-
-    from nnsim import opmatrix
     tfl = opmatrix.tflite_rows()
     nn = opmatrix.nnapi_rows()
     if args.only_supported:

@@ -2,7 +2,7 @@
 
 Values are read after the board applied its properties (``ro.build.version.sdk``, the vsi-npu
 BSP, ...), then ``NNSIM_PROP_*`` environment variables and ``--setprop`` as usual
-(nnsim.runtime.properties).
+(nnsim.platform.properties).
 """
 from __future__ import annotations
 
@@ -10,8 +10,11 @@ import json
 import os
 import textwrap
 
-from nnsim.commands.common import apply_board, apply_setprops
-from nnsim.commands.graph import board_text
+# The modules that declare properties are imported here, so the table is complete:
+import nnsim.drivers.boards  # noqa: F401  (vsi-npu, synap-npu, simulated drivers)
+import nnsim.tflite.delegate  # noqa: F401  (ro.build.version.sdk)
+from nnsim.commands.common import apply_board, apply_setprops, board_text
+from nnsim.platform.properties import KNOWN_PROPERTIES, _env_key, all_props, getprop
 
 NAME = "props"
 HELP = "list the emulated Android properties with their values and meanings"
@@ -36,14 +39,7 @@ def add_arguments(p) -> None:
                    help="aligned text (default) or JSON")
 
 
-def _register_all() -> None:
-    """Import the modules that declare properties so the table is complete."""
-    import nnsim.tflite.delegate  # noqa: F401  (ro.build.version.sdk)
-    from nnsim.drivers import boards  # noqa: F401  (vsi-npu, synap-npu, simulated drivers)
-
-
 def collect(board, setprop_keys) -> list:
-    from nnsim.runtime.properties import KNOWN_PROPERTIES, _env_key, all_props, getprop
     rows = []
     values = all_props()
     for key in sorted(set(values) | set(KNOWN_PROPERTIES)):
@@ -65,7 +61,6 @@ def collect(board, setprop_keys) -> list:
 
 
 def run(args, out) -> int:
-    _register_all()
     board = apply_board(args.board)
     apply_setprops(args.setprop)
     keys = {pair.partition("=")[0] for pair in args.setprop or ()}

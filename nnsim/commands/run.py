@@ -17,8 +17,28 @@ from nnsim.commands.client import (add_client_arguments, client_delegate, client
                                    devices_line, sdk_version)
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops, fmt_ms,
                                    install_log_handlers, load_model_bytes)
-from nnsim.errors import ModelFileError
-from nnsim.report import device_summary, placements
+from nnsim.commands.results import interpret_outputs, read_label_file
+from nnsim.drivers.synap_npu import compile_cache_summary
+from nnsim.errors import BuiltinError, ModelFileError
+from nnsim.images import InputError, load_input, write_mask_png
+from nnsim.limits import TensorTooLargeError
+from nnsim.platform import sysfs
+from nnsim.runtime.devices import get_device_manager
+from nnsim.tflite import Interpreter
+from nnsim.tflite.cpu_timing import cpu_node_ns
+from nnsim.tflite.placement import device_summary, placements
+from nnsim.tflite.vx.report import delegate_line, first_invoke_lines
+from nnsim.tools.demo_model import demo_image_path, demo_labels_path
+
+NAME = "run"
+HELP = "run a model once and show where each operation ran"
+DESCRIPTION = ("Load a .tflite model, apply the NNAPI delegate for the board's devices, run one "
+               "inference and report.")
+EPILOG = """examples:
+  nnsim run                                   # the built-in demo model on the default board
+  nnsim run model.tflite --vlog               # plus the board's logcat lines
+  nnsim run model.tflite --board vs680 --input photo.bmp
+  nnsim run model.tflite --setprop debug.nn.partition=0"""
 
 
 def add_arguments(p) -> None:
@@ -97,9 +117,6 @@ def run(args, out) -> int:
     install_log_handlers(sys.stderr if json_out is not None else out)
     _check_output_dir(args.output_dir)   # before the inference, not after it
     labels = _labels(args)
-    from nnsim.limits import TensorTooLargeError
-    from nnsim.tflite import Interpreter
-    from nnsim.tflite.builtins import BuiltinError
     name, data = load_model_bytes(args.model)
     shown = args.model or name
     try:
@@ -139,10 +156,8 @@ def run(args, out) -> int:
         p(f"time: host {fmt_ms(host_ns)}; simulated on {board.name}: first inference "
           f"{fmt_ms(first)}, then {fmt_ms(steady if steady is not None else first)} per "
           f"inference")
-    from nnsim.drivers.synap_npu import compile_cache_summary   # synap-npu partitions only
-    cache_lines, cache_warnings = compile_cache_summary(result)
-    from nnsim.tflite.vx.report import first_invoke_lines   # VX partitions only
-    cache_lines += first_invoke_lines(result)
+    cache_lines, cache_warnings = compile_cache_summary(result)   # synap-npu partitions only
+    cache_lines += first_invoke_lines(result)   # VX partitions only
     for line in cache_lines:
         p(line)
     for warning in cache_warnings:
@@ -176,11 +191,9 @@ def _check_output_dir(path) -> None:
 
 def _labels(args):
     """The --labels lines (a missing file is an error), or the demo's labels for the demo."""
-    from nnsim.commands.results import read_label_file
     if args.labels:
         return read_label_file(args.labels)
     if args.model is None:
-        from nnsim.tflite.demo_model import demo_labels_path
         return read_label_file(str(demo_labels_path()))
     return None
 
@@ -208,8 +221,6 @@ def _json_report(name, board, interp, result, delegate, args, host_ns, first, st
 
 
 def _print_sysfs(out) -> None:
-    from nnsim.drivers import sysfs
-    from nnsim.runtime.devices import get_device_manager
     if not any(d.name == "synap-npu" for d in get_device_manager().drivers()):
         print("(--sysfs: this board has no synap-npu, whose statistics the SyNAP sysfs files "
               "hold; try --board vs680)", file=out)
@@ -223,10 +234,8 @@ def _print_sysfs(out) -> None:
 def _input_for(args, detail, index):
     source = args.input
     if source is None and args.model is None:
-        from nnsim.tflite.demo_model import demo_image_path
         source = str(demo_image_path())
     if source:
-        from nnsim.images import InputError, load_input
         try:
             return load_input(source, detail, mean=args.input_mean, std=args.input_std,
                               quantize=args.input_quantize)
@@ -249,7 +258,6 @@ def _print_summary(out, name, board, interp, model, result, host_ns, args, deleg
     p(f"board: {board.name} ({board.title}); client: {client_description(args)}")
     p(devices_line(delegate, args))
     if hasattr(delegate, "describe"):   # the VX delegate
-        from nnsim.tflite.vx.report import delegate_line
         p(delegate_line(delegate, result))
     elif result is None or not result.kernels:
         p("delegate: no node delegated to NNAPI (every node on the TFLite CPU kernels)")
@@ -272,7 +280,6 @@ def _print_summary(out, name, board, interp, model, result, host_ns, args, deleg
             p(f"  {where:<{width}} {count:>4} node(s): {detail}")
         if any("nnapi-reference" in where for where, _ in summary):
             p("  (nnapi-reference is NNAPI's own CPU implementation, not an accelerator)")
-    from nnsim.commands.results import interpret_outputs
     reports = interpret_outputs(interp, labels, args.model, args.top, args.score_threshold)
     for report in reports:
         for line in report["lines"]:
@@ -283,7 +290,6 @@ def _print_summary(out, name, board, interp, model, result, host_ns, args, deleg
 
 
 def _write_outputs(path: Path, interp, reports) -> None:
-    from nnsim.images import InputError, write_mask_png
     try:
         for k, detail in enumerate(interp.get_output_details()):
             np.save(path / f"output_{k}.npy", interp.get_tensor(detail["index"]))
@@ -299,7 +305,6 @@ def _write_outputs(path: Path, interp, reports) -> None:
 
 
 def _devices():
-    from nnsim.runtime.devices import get_device_manager
     return get_device_manager().get_devices()
 
 
@@ -307,7 +312,6 @@ def _simulated_ns(result, interp, board):
     """Board time of the last invoke: delegate partitions at the drivers' in-driver time
     (hardware, HAL and transfers; compilation on a first inference) plus the TFLite CPU
     nodes at the board CPU cost model. None when a driver reports no simulated time."""
-    from nnsim.tflite.cpu_timing import cpu_node_ns
     total = 0.0
     for item in interp.plan_items():
         if item.kind == "node":

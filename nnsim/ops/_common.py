@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.errors import OpFailedError
 from nnsim.kernels._common import broadcast_shape, explicit_out_size, same_padding
 from nnsim.kernels.threads import get_num_threads
-from nnsim.types import OperandType, PaddingCode
+from nnsim.types import OperandLifeTime, OperandType, PaddingCode
 
 T = OperandType
 FLOAT_TYPES = (T.TENSOR_FLOAT32, T.TENSOR_FLOAT16)
@@ -116,7 +117,6 @@ def io_quant(ctx, in_index: int = 0, out_index: int = 0) -> dict:
 def check(ctx, cond: bool, message: str) -> None:
     """A failed runtime check of ``prepare`` (NN_RET_CHECK in a CPU op): OP_FAILED."""
     if not cond:
-        from nnsim.errors import OpFailedError
         raise OpFailedError(f"{ctx.code.name}: {message}")
 
 
@@ -188,7 +188,6 @@ def optional_bool(ctx, index: int) -> bool:
 def check_model_output_quant(ctx, index: int, scale: float, zero_point: int) -> None:
     """CpuExecutor's setInfoAndAllocateIfNeeded: the scale and zero point prepare computed must
     equal those of a *model output* operand (temporaries take prepare's values silently)."""
-    from nnsim.types import OperandLifeTime
     out = ctx.output_operand(index)
     if out.lifetime == OperandLifeTime.SUBGRAPH_OUTPUT and is_quant8(out.type):
         check(ctx, np.float32(out.scale) == np.float32(scale) and int(out.zero_point) == zero_point,

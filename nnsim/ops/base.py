@@ -20,7 +20,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import OperationValidationError, OpFailedError
-from nnsim.runtime.operand import Operand
+from nnsim.common.operand import Operand
 from nnsim.types import FL1, FL3, FL4, OperandLifeTime, OperandType, OperationCode
 
 T = OperandType
@@ -195,8 +195,11 @@ class ExecutionContext:
     """Inputs and outputs of one operation during execution on the CPU executor."""
 
     def __init__(self, code: int, in_operands: Sequence[Operand], in_values: Sequence,
-                 out_operands: Sequence[Operand]):
+                 out_operands: Sequence[Operand], run_model=None):
         self.code = OperationCode(code)
+        # the executor running this operation, for IF/WHILE's referenced models; passed in
+        # because the executor sits above the operation specs it dispatches to
+        self._run_model = run_model
         self._in_ops = in_operands
         self._in_vals = in_values
         self._out_ops = out_operands
@@ -216,6 +219,13 @@ class ExecutionContext:
         if i >= len(self._in_vals):
             return None
         return self._in_vals[i]
+
+    def run_referenced_model(self, model, inputs: Sequence) -> list:
+        """Run a referenced model (an IF branch, a WHILE condition or body) on the executor
+        that runs this operation; returns its outputs."""
+        if self._run_model is None:
+            raise OpFailedError(f"{self.code.name}: no executor to run a referenced model")
+        return self._run_model(model, inputs)
 
     def has_input(self, i: int) -> bool:
         return i < len(self._in_vals) and self._in_vals[i] is not None

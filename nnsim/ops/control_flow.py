@@ -16,14 +16,15 @@ executes on a device; the partitioned path interprets IF/WHILE in the runtime in
 """
 from __future__ import annotations
 
+import contextvars
 import time
 
 import numpy as np
 
 from nnsim.errors import MissedDeadlineError
 from nnsim.ops.base import OperationSpec, ValidationContext
-from nnsim.runtime import vlog
-from nnsim.types import FL4, OperandLifeTime, OperandType, OperationCode
+from nnsim.platform import vlog
+from nnsim.types import FL4, LOOP_TIMEOUT_DEFAULT_NS, OperandLifeTime, OperandType, OperationCode
 
 IF_COND, IF_THEN, IF_ELSE, IF_FIRST_INPUT = 0, 1, 2, 3
 WHILE_COND, WHILE_BODY, WHILE_FIRST_INPUT = 0, 1, 2
@@ -113,14 +114,30 @@ def validate_while(ctx: ValidationContext) -> int:
     return FL4
 
 
+# The WHILE loop timeout of the execution being computed (``setLoopTimeout``; the HAL passes it
+# with each request). A context variable, so concurrent executions in threads keep their own.
+_LOOP_TIMEOUT_NS = contextvars.ContextVar("nnsim_loop_timeout_ns",
+                                          default=LOOP_TIMEOUT_DEFAULT_NS)
+
+
+def loop_timeout_ns() -> int:
+    return _LOOP_TIMEOUT_NS.get()
+
+
+def set_loop_timeout_ns(duration_ns: int):
+    """Set the loop timeout for this thread's executions; returns a token for ``reset``."""
+    return _LOOP_TIMEOUT_NS.set(int(duration_ns))
+
+
+def reset_loop_timeout_ns(token) -> None:
+    _LOOP_TIMEOUT_NS.reset(token)
+
+
 # -- execution on a device (CpuExecutor) -------------------------------------------------
 def _condition_value(value) -> bool:
     return bool(np.asarray(value).reshape(-1)[0])
 
 
-def _run(model, inputs):
-    from nnsim.runtime.cpu_executor import run_model
-    return run_model(model, inputs)
 
 
 def prepare_nothing(ctx) -> None:
@@ -138,12 +155,11 @@ def execute_if(ctx) -> None:
     cond = _condition_value(ctx.input(IF_COND))
     vlog.vlog(vlog.CPUEXE, TAG, f"CpuExecutor::executeIfOperation: condition value: {int(cond)}")
     branch = ctx.input(IF_THEN if cond else IF_ELSE)
-    _set_outputs(ctx, _run(branch, [ctx.input(i) for i in range(IF_FIRST_INPUT,
+    _set_outputs(ctx, ctx.run_referenced_model(branch, [ctx.input(i) for i in range(IF_FIRST_INPUT,
                                                                   ctx.num_inputs)]))
 
 
 def execute_while(ctx) -> None:
-    from nnsim.runtime.cpu_executor import loop_timeout_ns
     cond_model, body_model = ctx.input(WHILE_COND), ctx.input(WHILE_BODY)
     values = [ctx.input(i) for i in range(WHILE_FIRST_INPUT, ctx.num_inputs)]
     n_carried = len(body_model.output_indexes)
@@ -151,7 +167,7 @@ def execute_while(ctx) -> None:
     iteration = 0
     while True:
         vlog.vlog(vlog.CPUEXE, TAG, f"CpuExecutor::executeWhileOperation: iteration {iteration}")
-        cond = _condition_value(_run(cond_model, values)[0])
+        cond = _condition_value(ctx.run_referenced_model(cond_model, values)[0])
         vlog.vlog(vlog.CPUEXE, TAG,
                   f"CpuExecutor::executeWhileOperation: condition value: {int(cond)}")
         if not cond:
@@ -162,7 +178,7 @@ def execute_while(ctx) -> None:
                                 f"{elapsed // 1_000_000} ms")
             raise MissedDeadlineError("WHILE loop timed out")
         # body outputs replace the loop-carried values; input-only values stay
-        values = list(_run(body_model, values)) + values[n_carried:]
+        values = list(ctx.run_referenced_model(body_model, values)) + values[n_carried:]
         iteration += 1
     _set_outputs(ctx, values[:ctx.num_outputs])
 

@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
-from nnsim.runtime import trace, vlog
+from nnsim.platform import vlog
+from nnsim.runtime import trace
 from nnsim.runtime.cache import CacheInfo
 from nnsim.runtime.devices import DeviceManager, get_device_manager
 from nnsim.runtime.plan import ExecutionPlan, partition_the_work

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from nnsim.errors import MissedDeadlineError, OpFailedError
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.types import SCALAR_TYPES, OperandLifeTime, OperationCode, PreferenceCode
 
 L = OperandLifeTime

@@ -6,7 +6,6 @@ compiled and partitioned model sees the shortened argument list (nnapi-runtime.m
 """
 from __future__ import annotations
 
-import numpy as np
 
 from nnsim.types import OperandLifeTime, OperandType, OperationCode
 

@@ -11,8 +11,8 @@ import threading
 
 from nnsim.drivers.base import Driver
 from nnsim.drivers.reference import CPU_DEVICE
-from nnsim.runtime import vlog
-from nnsim.runtime.properties import getprop, getprop_int
+from nnsim.platform import vlog
+from nnsim.platform.properties import getprop, getprop_int
 
 TAG = "Manager"
 

@@ -13,10 +13,13 @@ import numpy as np
 
 from nnsim.errors import (BadDataError, BadStateError, NnapiError, OutputInsufficientSizeError,
                           UnexpectedNullError)
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
+from nnsim.drivers.base import Timing
+from nnsim.ops.control_flow import reset_loop_timeout_ns, set_loop_timeout_ns
+from nnsim.runtime.control_flow import Interpreter
 from nnsim.runtime.devices import DeviceManager
-from nnsim.runtime.operand import OperandTypeSpec
-from nnsim.runtime.properties import getprop_int
+from nnsim.common.operand import OperandTypeSpec
+from nnsim.platform.properties import getprop_int
 from nnsim.types import (LOOP_TIMEOUT_DEFAULT_NS, LOOP_TIMEOUT_MAXIMUM_NS, DurationCode,
                          OperandType, ResultCode)
 
@@ -260,8 +263,7 @@ class Execution:
 
     def _compute_internal(self) -> None:
         # Devices running IF/WHILE themselves read the loop timeout (passed with each request
-        # upstream) from the CPU executor's context.
-        from nnsim.runtime.cpu_executor import reset_loop_timeout_ns, set_loop_timeout_ns
+        # upstream) from the WHILE operation's context.
         token = set_loop_timeout_ns(self.loop_timeout_ns)
         try:
             self._compute_with_plan()
@@ -308,8 +310,6 @@ class Execution:
         """``ExecutionPlan::next`` loop: ExecutionSteps run on their devices; IF, WHILE and GOTO
         steps are interpreted here (control_flow.Interpreter). Values are keyed by (source
         model, operand)."""
-        from nnsim.drivers.base import Timing
-        from nnsim.runtime.control_flow import Interpreter
         run = Interpreter(plan, self.loop_timeout_ns, _vlog)
         for k, idx in enumerate(self.model.input_indexes):
             run.env[(0, idx)] = inputs[k]

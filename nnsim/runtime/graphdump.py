@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import struct
 
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.types import GRAPHDUMP_SHORT_NAME, OperandLifeTime, OperandType, OperationCode
 
 L = OperandLifeTime

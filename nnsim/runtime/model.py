@@ -10,14 +10,18 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.errors import BadDataError, BadStateError, NnapiError, UnexpectedNullError
-from nnsim.runtime import vlog
-from nnsim.runtime.properties import RUNTIME_FEATURE_LEVEL, runtime_feature_level  # noqa: F401
-from nnsim.runtime.operand import (Operand, Operation, OperandTypeSpec,
+from nnsim.ops.base import ValidationContext
+from nnsim.ops.registry import lookup
+from nnsim.platform import vlog
+from nnsim.runtime.default_args import trailing_arguments_to_remove
+from nnsim.runtime.graphdump import graph_dump
+from nnsim.platform.properties import RUNTIME_FEATURE_LEVEL, runtime_feature_level  # noqa: F401
+from nnsim.common.operand import (Operand, Operation, OperandTypeSpec,
                                    SymmPerChannelQuantParams)
-from nnsim.runtime.validation import (operand_type_feature_level, validate_operand_finish,
+from nnsim.common.validation import (operand_type_feature_level, validate_operand_finish,
                                       validate_operand_type)
 from nnsim.types import (FL1, MAX_SIZE_OF_IMMEDIATELY_COPIED_VALUES, OperandLifeTime,
-                         OperandType, OperationCode)
+                         OperandType, OperationCode, operation_introduced_in)
 
 L = OperandLifeTime
 TAG = "ModelBuilder"
@@ -230,7 +234,6 @@ class ModelBuilder:
             self.invalid = True
             raise BadDataError(f"{fn} called on a model that is newer what is allowed")
         if vlog.vlog_is_on(vlog.MODEL):
-            from nnsim.runtime.graphdump import graph_dump
             graph_dump("ModelBuilder::finish", self)
         self._remove_trailing_arguments_with_default_values()
         self.finished = True
@@ -302,7 +305,6 @@ class ModelBuilder:
         self.feature_level = level
 
     def _remove_trailing_arguments_with_default_values(self) -> None:
-        from nnsim.runtime.default_args import trailing_arguments_to_remove
         self.compiled_inputs = []
         for op in self.operations:
             n = trailing_arguments_to_remove(self.operands, op)
@@ -370,11 +372,8 @@ def _is_valid_operation_code(code) -> bool:
 
 def _validate_operation(operands, op_type, inputs, outputs, op_index) -> int:
     """Run the operation's validator; NOT_IMPLEMENTED ops get only the generic checks."""
-    from nnsim.ops.base import ValidationContext
-    from nnsim.ops.registry import lookup
     spec = lookup(op_type)
     if spec is None:
-        from nnsim.types import operation_introduced_in
         return int(operation_introduced_in(op_type))
     ctx = ValidationContext(operands, op_type, inputs, outputs, op_index)
     for k, i in enumerate(inputs):

@@ -13,7 +13,8 @@ from collections import deque
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
-from nnsim.runtime import trace, vlog
+from nnsim.platform import vlog
+from nnsim.runtime import trace
 from nnsim.runtime.cache import DeviceCache, cache_file_paths, derive_token_simple, derive_token_step
 from nnsim.runtime.control_flow import (CONTROL_FLOW, IF_COND, IF_ELSE, IF_FIRST_INPUT, IF_THEN,
                                         WHILE_BODY, WHILE_COND, WHILE_FIRST_INPUT, GotoStep,
@@ -21,7 +22,7 @@ from nnsim.runtime.control_flow import (CONTROL_FLOW, IF_COND, IF_ELSE, IF_FIRST
                                         has_operand_of_unknown_size, referenced_model)
 from nnsim.runtime.devices import DeviceManager
 from nnsim.runtime.model import ModelBuilder, unknown_input_counts
-from nnsim.runtime.operand import OperandTypeSpec
+from nnsim.common.operand import OperandTypeSpec
 from nnsim.types import OperandLifeTime, OperandType, OperationCode, PreferenceCode
 
 L = OperandLifeTime

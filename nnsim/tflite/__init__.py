@@ -1,8 +1,13 @@
 """nnsim's TFLite layer: reader/writer, the NNAPI delegate, CPU builtins and the interpreter.
 
 ``from nnsim.tflite import Interpreter, load_delegate`` is a drop-in for
-``from ai_edge_litert.interpreter import Interpreter, load_delegate``. Names are resolved
-lazily, so importing ``nnsim.tflite.reader`` alone stays cheap.
+``from ai_edge_litert.interpreter import Interpreter, load_delegate``.
+
+The public names below are a dispatch table, resolved on first use (``__getattr__``, PEP 562),
+not imported here: every ``import nnsim.tflite.<module>`` runs this file first, and the
+interpreter and delegates bring in the runtime, the drivers and the numba kernels (about 0.6 s),
+which the light modules (``reader``, ``tflog``, ``schema``, which the CLI's log set-up and the
+readers use alone) must not pay for.
 """
 from __future__ import annotations
 
@@ -11,67 +16,19 @@ import importlib
 __all__ = ["Interpreter", "SignatureRunner", "OpResolverType", "load_delegate", "Delegate",
            "NnApiDelegate", "VxDelegate", "DelegateError", "read_model", "ModelFileError"]
 
+# public name -> the module that defines it
 _LAZY = {
     "Interpreter": "nnsim.tflite.interpreter",
     "SignatureRunner": "nnsim.tflite.interpreter",
     "OpResolverType": "nnsim.tflite.interpreter",
+    "load_delegate": "nnsim.tflite.delegate_loader",
+    "NNAPI_LIBRARY_NAMES": "nnsim.tflite.delegate_loader",
     "NnApiDelegate": "nnsim.tflite.delegate",
     "VxDelegate": "nnsim.tflite.vx",
     "DelegateError": "nnsim.tflite.delegate",
     "read_model": "nnsim.tflite.reader",
     "ModelFileError": "nnsim.errors",
 }
-
-#: Library names ``load_delegate`` accepts for the NNAPI delegate.
-NNAPI_LIBRARY_NAMES = ("nnapi", "libnnapi_delegate.so", "libtensorflowlite_nnapi_delegate.so",
-                       "tensorflowlite_nnapi_delegate")
-
-def load_delegate(library, options=None):
-    """LiteRT's ``load_delegate``: ``"nnapi"`` gives an ``NnApiDelegate`` with ``options``;
-    ``"libvx_delegate.so"`` (any directory) gives the VX delegate (``nnsim.tflite.vx``), its
-    options parsed as the library parses its string options.
-
-    NNAPI option values may be strings, as LiteRT passes them to external delegates ("true",
-    "0", ...); unknown libraries and options raise ValueError like LiteRT's loader does.
-    """
-    from nnsim.tflite.delegate import NnApiDelegate, NnApiDelegateOptions
-    from nnsim.tflite.vx import is_vx_library, load_vx_delegate
-    name = str(library)
-    if is_vx_library(name):
-        return load_vx_delegate(name, options)
-    if name.lower() not in NNAPI_LIBRARY_NAMES:
-        raise ValueError(f"Failed to load delegate from {library}\n"
-                         f"nnsim provides the NNAPI delegate ({NNAPI_LIBRARY_NAMES[0]!r}) and "
-                         f"the VX delegate ('libvx_delegate.so')")
-    kwargs = {}
-    defaults = NnApiDelegateOptions()
-    for key, value in (options or {}).items():
-        if not hasattr(defaults, key):
-            raise ValueError(f"Failed to load delegate from {library}\n"
-                             f"unknown NNAPI delegate option {key!r}")
-        kwargs[key] = _coerce_option(library, key, value, getattr(defaults, key))
-    return NnApiDelegate(**kwargs)
-
-
-def _coerce_option(library, key, value, default):
-    if not isinstance(value, str) or isinstance(default, str):
-        return value
-    text = value.strip()
-    try:
-        if isinstance(default, bool):
-            if text.lower() in ("true", "1", "yes", "on"):
-                return True
-            if text.lower() in ("false", "0", "no", "off"):
-                return False
-            raise ValueError(text)
-        if isinstance(default, int):
-            return int(text)
-        if default is None and key == "android_sdk_version":
-            return int(text)
-    except ValueError:
-        raise ValueError(f"Failed to load delegate from {library}\n"
-                         f"invalid value {value!r} for option {key!r}") from None
-    return value
 
 
 def __getattr__(name):

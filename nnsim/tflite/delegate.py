@@ -18,18 +18,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from nnsim.drivers.boards import ensure_board
 from nnsim.errors import NnapiError
+from nnsim.nnapi import ANeuralNetworksModel_getSupportedOperationsForDevices
+from nnsim.platform.properties import getprop_int, register_property, runtime_feature_level
+from nnsim.runtime import trace
+from nnsim.runtime.board import ensure_board
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Execution
-from nnsim.runtime import trace
-from nnsim.runtime.properties import getprop_int, register_property, runtime_feature_level
+from nnsim.runtime.plan import op_label
 from nnsim.tflite import tflog
+from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
 from nnsim.tflite.convert.builder import (ConvertError, UnwrittenOutputError,
                                           is_sparse_weight_node)
 from nnsim.tflite.partition import (PARTITION, limit_delegated_partitions,
                                     partition_graph_into_independent_node_subsets)
+from nnsim.tflite.validate import validate_node
 from nnsim.types import ResultCode
 
 NNAPI_CPU = "nnapi-reference"
@@ -208,7 +212,6 @@ class NnApiDelegate:
             name is not None
 
     def _convert(self, model, subgraph_index, nodes, inputs, outputs, target_feature_level):
-        from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
         opts = ConvertOptions(target_feature_level=target_feature_level,
                               android_sdk_version=self.sdk, allow_fp16=self.options.allow_fp16)
         return build_nnapi_model(model, subgraph_index, list(nodes), list(inputs), list(outputs),
@@ -256,7 +259,6 @@ class NnApiDelegate:
             self.prepare_ns = time.perf_counter_ns() - start
 
     def _prepare(self, model, subgraph_index: int) -> DelegationResult | None:
-        from nnsim.tflite.validate import validate_node
         sg = model.subgraphs[subgraph_index]
         plan = list(range(len(sg.operators)))
         sdk = self.sdk
@@ -359,7 +361,6 @@ class NnApiDelegate:
     def _nodes_supported_by_accelerator(self, model, subgraph_index, plan, supported,
                                         target_fl, decisions):
         """``GetNodesSupportedByAccelerator`` (6.3)."""
-        from nnsim.nnapi import ANeuralNetworksModel_getSupportedOperationsForDevices as ask
         sg = model.subgraphs[subgraph_index]
         result, prebuilt = [], {}
         for part in self._preview(sg, plan, supported):
@@ -380,7 +381,8 @@ class NnApiDelegate:
                 trace.record("NNAPI model", purpose="getSupportedOperationsForDevices",
                              delegate_node=None, nodes=list(part.nodes),
                              op_nodes=_op_nodes(converted))
-            code, ops_ok = ask(converted.nnapi_model, self.target_devices)
+            code, ops_ok = ANeuralNetworksModel_getSupportedOperationsForDevices(
+                converted.nnapi_model, self.target_devices)
             if code != ResultCode.NO_ERROR:
                 raise DelegateError(f"getSupportedOperationsForDevices failed with {code}")
             node_ok = {n: True for n in part.nodes}
@@ -485,7 +487,6 @@ class NnApiDelegate:
 
 def _op_nodes(converted) -> dict:
     """``OPERATION:index`` (the runtime's label, sorted order) -> the TFLite node it came from."""
-    from nnsim.runtime.plan import op_label
     model = converted.nnapi_model
     return {op_label(model, k): converted.nnapi_to_tflite_node[model.sorted_to_original[k]]
             for k in range(len(model.operations))}

@@ -34,10 +34,11 @@ import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.report import placements
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
+from nnsim.tflite.delegate import DELEGATE_NAME, DelegateError
+from nnsim.tflite.placement import placements
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import NUMPY_DTYPES, TensorType
 from nnsim.tflite.sparsity import sparsity_details
@@ -298,7 +299,6 @@ class Interpreter:
         return dataclasses.replace(self._model, subgraphs=(new_sg,) + self._model.subgraphs[1:])
 
     def _apply_delegates(self, shapes, dynamic):
-        from nnsim.tflite.delegate import DelegateError
         self.delegation = None
         self.delegation_error = None
         self.execution_plan = [("node", i) for i in range(len(self._sg.operators))]
@@ -625,7 +625,6 @@ class Interpreter:
                                       index))
             else:
                 kernel = self.delegation.kernels[index]
-                from nnsim.tflite.delegate import DELEGATE_NAME
                 items.append(PlanItem("delegate", index, getattr(kernel, "name", DELEGATE_NAME),
                                       tuple(kernel.nodes),
                                       kernel.node_index))

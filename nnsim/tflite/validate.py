@@ -16,20 +16,21 @@ int (27..31, then 1000006+ for FL6..FL8, 2.1). Helper quirks kept on purpose (5.
 Ops of the 5.2 table are implemented, plus the few simple upstream ops that
 ``nnsim.tflite.convert`` can also map (FLOOR, SIN, COS, NEG, logical ops, LRN, FILL, ...).
 The recurrent builtins (LSTM, RNN, SVDF, the sequence ops) are validated in
-``validate_recurrent``. Everything else, CUSTOM ops included, fails with kUnsupportedOperator
-(LSH_PROJECTION, which upstream validates and maps but nnsim does not convert, is refused the
-same way, so that nothing accepted here fails to convert).
+``validate_recurrent``; the constants, failure types and quantization helper both use are in
+``validate_common`` (re-exported here). Everything else, CUSTOM ops included, fails with
+kUnsupportedOperator (LSH_PROJECTION, which upstream validates and maps but nnsim does not
+convert, is refused the same way, so that nothing accepted here fails to convert).
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
-from enum import IntEnum
 
 import numpy as np
 
 from nnsim.tflite.schema import ActivationFunctionType as Act
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.validate_common import (FL5, FL6, FL7, FL8, SDK_NNAPI10, SDK_NNAPI11,
+                                          SDK_NNAPI12, SDK_NNAPI13, NNAPIValidationFailureType,
+                                          ValidationFailure, legacy_quant_params)
 from nnsim.tflite.validate_recurrent import RECURRENT_RULES, recurrent_is_hybrid
 
 __all__ = [
@@ -38,53 +39,12 @@ __all__ = [
     "SDK_NNAPI10", "SDK_NNAPI11", "SDK_NNAPI12", "SDK_NNAPI13", "FL5", "FL6", "FL7", "FL8",
 ]
 
-# 2.1: kMinSdkVersionForNNAPI{,11,12,13}, kNNAPIRuntimeFeatureLevel{5..8}.
-SDK_NNAPI10, SDK_NNAPI11, SDK_NNAPI12, SDK_NNAPI13 = 27, 28, 29, 30
-FL5, FL6, FL7, FL8 = 31, 1000006, 1000007, 1000008
-
 _QUANT = (TT.UINT8, TT.INT8)
 _FQ8 = (TT.FLOAT32, TT.UINT8, TT.INT8)
 _FQ8I32 = (TT.FLOAT32, TT.UINT8, TT.INT8, TT.INT32)
 _INT32_MIN, _INT32_MAX = -(2 ** 31), 2 ** 31 - 1
 
-
-class NNAPIValidationFailureType(IntEnum):
-    """5.1, exact names and values (``nnapi_delegate_kernel.h``)."""
-
-    kUnsupportedOperator = 0
-    kUnsupportedAndroidVersion = 1
-    kUnsupportedOperatorVersion = 2
-    kUnsupportedInputType = 3
-    kNotRestrictedScaleCompliant = 4
-    kUnsupportedOutputType = 5
-    kUnsupportedOperandSize = 6
-    kUnsupportedOperandValue = 7
-    kUnsupportedHybridOperator = 8
-    kUnsupportedQuantizationType = 9
-    kMissingRequiredOperand = 10
-    kUnsupportedOperandRank = 11
-    kInputTensorShouldHaveConstantShape = 12
-    kUnsupportedOperatorVariant = 13
-    kNoActivationExpected = 14
-    kUnsupportedQuantizationParameters = 15
-
-
 F = NNAPIValidationFailureType
-
-
-@dataclass(frozen=True)
-class ValidationFailure:
-    type: NNAPIValidationFailureType
-    message: str
-
-
-def legacy_quant_params(tensor) -> tuple[float, int]:
-    """TfLiteTensor.params: (scale, zero point) of single-scale affine quantization, else 0/0
-    (3.2 notes: per-channel tensors have the legacy scale 0)."""
-    q = tensor.quantization
-    if q is None or len(q.scales) != 1:
-        return 0.0, 0
-    return float(q.scales[0]), int(q.zero_points[0])
 
 
 def is_hybrid_operator(subgraph, op) -> bool:

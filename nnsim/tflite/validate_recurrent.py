@@ -17,6 +17,9 @@ from __future__ import annotations
 
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
+from nnsim.tflite.validate_common import (SDK_NNAPI11, SDK_NNAPI12, SDK_NNAPI13,
+                                          legacy_quant_params)
+from nnsim.tflite.validate_common import NNAPIValidationFailureType as F
 
 LSTM_FULL_INPUTS = (20, 24)     # kLstmFullKernelNoOptionalParamsInputSize, kLstmFullKernelInputSize
 LSTM_BASIC_INPUTS = 5           # kLstmBasicKernelInputSize
@@ -37,13 +40,10 @@ def recurrent_is_hybrid(subgraph, op) -> bool:
 
 
 def _not_hybrid(v, message="Hybrid version of this op is not supported by NN API."):
-    from nnsim.tflite.validate import NNAPIValidationFailureType as F
     v.expect(not recurrent_is_hybrid(v.sg, v.op), F.kUnsupportedHybridOperator, message)
 
 
 def _lstm(v) -> None:
-    from nnsim.tflite.validate import SDK_NNAPI11, SDK_NNAPI12, SDK_NNAPI13, legacy_quant_params
-    from nnsim.tflite.validate import NNAPIValidationFailureType as F
     v.max_op_version(3)
     v.expect(v.fl >= SDK_NNAPI11, F.kUnsupportedAndroidVersion,
              "NNAPI 1.0 has a bug for optional tensors which would affect LSTM.")
@@ -80,8 +80,6 @@ def _lstm(v) -> None:
 
 
 def _unidirectional_lstm(v) -> None:
-    from nnsim.tflite.validate import SDK_NNAPI12
-    from nnsim.tflite.validate import NNAPIValidationFailureType as F
     v.max_op_version(2)
     v.min_sdk(SDK_NNAPI12)
     _not_hybrid(v)
@@ -91,14 +89,12 @@ def _unidirectional_lstm(v) -> None:
 
 def _sequence_12(v) -> None:
     """UNIDIRECTIONAL_SEQUENCE_RNN and BIDIRECTIONAL_SEQUENCE_LSTM."""
-    from nnsim.tflite.validate import SDK_NNAPI12
     v.op_version(1)
     v.min_sdk(SDK_NNAPI12)
     _not_hybrid(v)
 
 
 def _rnn(v) -> None:
-    from nnsim.tflite.validate import NNAPIValidationFailureType as F
     v.op_version(1)
     v.expect(v.n_in == 5, F.kUnsupportedOperatorVariant, "Expected 5 input")
     if v.n_in >= 2:
@@ -107,8 +103,6 @@ def _rnn(v) -> None:
 
 
 def _svdf(v) -> None:
-    from nnsim.tflite.validate import SDK_NNAPI11
-    from nnsim.tflite.validate import NNAPIValidationFailureType as F
     v.op_version(1)
     v.expect(v.n_in == 5, F.kUnsupportedOperandRank, "Expected input of rank 5")
     if v.n_in >= 2:

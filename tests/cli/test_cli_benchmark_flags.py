@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from nnsim.tflite import benchmark_progress
+from nnsim.tools import benchmark_progress
 from .cliutil import MODELS, nnsim
 
 needs_models = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models at {MODELS}")

@@ -192,10 +192,11 @@ def test_explain_operand_over_uint32_refuses_that_node(tmp_path):
 def board_state():
     import nnsim
     from nnsim.drivers import boards
+    from nnsim.runtime.board import apply_board
     from nnsim.runtime.devices import get_device_manager
     current, drivers = boards._current[0], get_device_manager().drivers()
     nnsim.reset_props()
-    boards.apply_board("imx8mp")
+    apply_board("imx8mp")
     yield
     boards._current[0] = current
     nnsim.reset_props()

@@ -14,7 +14,7 @@ from nnsim.runtime import trace
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec
+from nnsim.common.operand import OperandTypeSpec
 from nnsim.types import FLT_MAX, OperandType, OperationCode
 
 from .cliutil import MODELS, nnsim as run_cli

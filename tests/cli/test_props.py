@@ -30,7 +30,7 @@ def test_every_known_property_with_value_and_meaning():
     rc, out, err = run_inprocess(props_cmd, [])
     assert rc == 0, err
     rows, _ = parse(out)
-    from nnsim.runtime.properties import KNOWN_PROPERTIES
+    from nnsim.platform.properties import KNOWN_PROPERTIES
     assert set(KNOWN_PROPERTIES) <= set(rows)
     for key in ("debug.nn.vlog", "debug.nn.partition", "debug.nn.cpuonly",
                 "debug.nn.enabled-devices", "ro.build.version.sdk", "vendor.nnsim.vsi.bsp",

@@ -17,7 +17,7 @@ from tests.conformance import cts_runner
 def main(argv: list[str]) -> int:
     verbose = "-v" in argv
     if "--board" in argv:
-        from nnsim.drivers.boards import apply_board
+        from nnsim.runtime.board import apply_board
         k = argv.index("--board")
         apply_board(argv[k + 1])
         cts_runner.ALL_DEVICES = True

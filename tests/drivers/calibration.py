@@ -20,8 +20,9 @@ from pathlib import Path
 import numpy as np
 
 import nnsim
-from nnsim.drivers.boards import apply_board, get_board
-from nnsim.drivers.timing import reference_cpu_timing
+from nnsim.drivers.boards import get_board
+from nnsim.runtime.board import apply_board
+from nnsim.drivers.reference import reference_cpu_timing
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.execution import Execution
 from tests.drivers.helpers import nnapi_model_of

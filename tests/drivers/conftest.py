@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from nnsim.drivers import boards, sysfs
+from nnsim.drivers import boards
+from nnsim.platform import sysfs
 from tests.drivers.helpers import SHARED, nnapi_model_of
 
 

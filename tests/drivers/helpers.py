@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.common.operand import OperandTypeSpec, SymmPerChannelQuantParams
 from nnsim.types import OperandType as T
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.drivers.boards import apply_board
+from nnsim.runtime.board import apply_board
 from nnsim.drivers.vsi_npu import VsiNpuDriver
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.execution import Execution

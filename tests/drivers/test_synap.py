@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import nnsim
-from nnsim.drivers import sysfs
-from nnsim.drivers.boards import apply_board
+from nnsim.platform import sysfs
+from nnsim.runtime.board import apply_board
 from nnsim.drivers.synap_npu import SynapNpuDriver
 from nnsim.errors import OpFailedError
 from nnsim.runtime.cache import cache_file_paths, derive_token_simple

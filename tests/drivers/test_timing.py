@@ -9,8 +9,9 @@ import nnsim
 from nnsim.drivers import boards
 from nnsim.drivers import timing as tm
 from nnsim.drivers.base import PreparedModel
-from nnsim.drivers.boards import BOARDS, apply_board, current_board, get_board, load_board
-from nnsim.drivers.reference import CPU_DEVICE
+from nnsim.drivers.boards import BOARDS, current_board, get_board, load_board
+from nnsim.drivers.reference import CPU_DEVICE, reference_cpu_timing
+from nnsim.runtime.board import apply_board
 from nnsim.runtime.devices import get_device_manager
 from nnsim.types import OperationCode as C
 from nnsim.types import OperandType as T
@@ -80,9 +81,9 @@ def test_reference_cpu_timing_uses_the_current_board():
     model = conv_model(U8, kernel=5)
     prepared = PreparedModel(CPU_DEVICE, model)
     apply_board("imx8mp")
-    slow = tm.reference_cpu_timing(prepared, 123)
+    slow = reference_cpu_timing(prepared, 123)
     apply_board("vs680")
-    fast = tm.reference_cpu_timing(prepared, 123)
+    fast = reference_cpu_timing(prepared, 123)
     assert slow.host_ns == 123 and slow.device_ns == slow.driver_ns
     assert fast.device_ns < slow.device_ns  # Cortex-A73 vs Cortex-A53
 

@@ -224,3 +224,15 @@ def test_synap_int8_perf_is_configurable():
     assert driver.capabilities().lookup(T.TENSOR_QUANT8_ASYMM_SIGNED).exec_time == FLT_MAX
     nnsim.setprop("vendor.nnsim.synap.int8_perf", "0.9")
     assert driver.capabilities().lookup(T.TENSOR_QUANT8_ASYMM_SIGNED).exec_time == 0.9
+
+
+def test_malformed_bsp_property_falls_back_to_the_default_with_one_error(logcat):
+    # a bad vendor.nnsim.vsi.bsp once recursed (the error's logcat tag parsed the bad value again)
+    nnsim.setprop("vendor.nnsim.vsi.bsp", "garbage")
+    driver = VsiNpuDriver()
+    assert driver.feature_level == FeatureLevel.FEATURE_LEVEL_4   # the default BSP's HAL 1.3
+    d = only(driver, resize_model(C.RESIZE_NEAREST_NEIGHBOR))
+    assert not d.supported                                       # default BSP's table applies
+    errors = [(tag, m) for (level, tag, m) in logcat.records if level == "E"]
+    assert errors == [(TAG13, "not an nn-imx BSP tag: 'garbage' (expected e.g. "
+                              "android-12.1.0_1.0.0); using android-12.1.0_1.0.0")]

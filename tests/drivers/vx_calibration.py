@@ -21,7 +21,8 @@ from pathlib import Path
 import numpy as np
 
 import nnsim
-from nnsim.drivers.boards import apply_board, get_board
+from nnsim.drivers.boards import get_board
+from nnsim.runtime.board import apply_board
 from nnsim.tflite.cpu_timing import cpu_node_ns
 
 TOLERANCE = 0.15

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.common.operand import OperandTypeSpec, SymmPerChannelQuantParams
 from nnsim.types import NUMPY_DTYPE, OperandType
 
 T = OperandType
@@ -118,7 +118,7 @@ def feature_level(code, inputs, outputs) -> int:
 
 def run(code, inputs, outputs, feeds=(), relax: bool = False) -> list[np.ndarray]:
     """Build and run; ``feeds`` are the values of the non-constant inputs, in order."""
-    from nnsim.runtime.cpu_executor import run_model
+    from nnsim.ops.executor import run_model
     model = build(code, inputs, outputs, relax)
     variable = [o for o in inputs if o.value is None and not o.omitted]
     arrays = [o.array(v) for o, v in zip(variable, feeds)]

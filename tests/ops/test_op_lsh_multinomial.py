@@ -197,7 +197,7 @@ def test_matches_litert_builtin_ref(monkeypatch, dtype, shape, dense):
 
 
 def test_weight_omitted_at_execution_is_a_sparse_projection():
-    from nnsim.runtime.cpu_executor import run_model
+    from nnsim.ops.executor import run_model
     model = build(LSH, [f32([4, 2], value=HASH), i32t([3, 2]), f32([3]), i32(SPARSE)],
                   [i32t([4])])
     out, = run_model(model, [ROWS, None])

@@ -92,9 +92,9 @@ def test_rank_values(operand, rank):
 def test_rank_scalar_feeds_fill_as_a_temporary():
     """AOSP V1_3 rank.mod.py "internal_output" (b/150728111): RANK's INT32 scalar output is a
     temporary that FILL reads as its value."""
-    from nnsim.runtime.cpu_executor import run_model
+    from nnsim.ops.executor import run_model
     from nnsim.runtime.model import ModelBuilder
-    from nnsim.runtime.operand import OperandTypeSpec as S
+    from nnsim.common.operand import OperandTypeSpec as S
     mb = ModelBuilder()
     x, dims = mb.add_operand(S(T.TENSOR_FLOAT32, (2, 3))), mb.add_operand(S(T.TENSOR_INT32, (3,)))
     rank, out = mb.add_operand(S(T.INT32)), mb.add_operand(S(T.TENSOR_INT32, (2, 3, 4)))

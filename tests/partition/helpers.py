@@ -7,7 +7,7 @@ import numpy as np
 from nnsim.drivers.base import PerformanceInfo
 from nnsim.drivers.limited import LimitedDriver
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec
+from nnsim.common.operand import OperandTypeSpec
 from nnsim.types import OperandType, OperationCode
 
 NUM_FUSE_CODES = 4

@@ -13,7 +13,7 @@ import nnsim
 from nnsim import nnapi as nn
 from nnsim.drivers.base import Capabilities, PerformanceInfo
 from nnsim.drivers.limited import LimitedDriver
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.devices import get_device_manager
 from nnsim.types import OperandType, OperationCode
 

@@ -12,7 +12,7 @@ import nnsim
 from nnsim.drivers.base import PreparedModel
 from nnsim.drivers.limited import LimitedDriver
 from nnsim.errors import NnapiError, OpFailedError
-from nnsim.runtime import vlog
+from nnsim.platform import vlog
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import DeviceManager, get_device_manager
 from nnsim.runtime.execution import Execution

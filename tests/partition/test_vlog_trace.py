@@ -9,8 +9,8 @@ from nnsim.drivers.limited import LimitedDriver
 from nnsim.runtime.compilation import CompilationBuilder
 from nnsim.runtime.devices import get_device_manager
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec
-from nnsim.runtime import vlog
+from nnsim.common.operand import OperandTypeSpec
+from nnsim.platform import vlog
 from nnsim.types import OperandType, OperationCode
 
 T = OperandType

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from nnsim.errors import OpFailedError
-from nnsim.runtime.cpu_executor import run_model
+from nnsim.ops.executor import run_model
 from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
 from nnsim.tflite.options import (ArgMaxOptions, LeakyReluOptions, PackOptions, SplitVOptions,
                                   UnpackOptions)

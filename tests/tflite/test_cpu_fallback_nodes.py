@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from nnsim import setprop
-from nnsim.drivers.boards import apply_board
-from nnsim.runtime import vlog
+from nnsim.runtime.board import apply_board
+from nnsim.platform import vlog
 from nnsim.tflite import Interpreter, load_delegate
 from nnsim.tflite import options as O
 from nnsim.tflite.schema import BuiltinOperator as B

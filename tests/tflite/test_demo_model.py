@@ -13,7 +13,7 @@ import pytest
 
 from nnsim.images import load_input
 from nnsim.tflite import Interpreter
-from nnsim.tflite import demo_model as dm
+from nnsim.tools import demo_model as dm
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "models"
 

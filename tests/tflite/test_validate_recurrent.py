@@ -12,7 +12,7 @@ import zlib
 import numpy as np
 import pytest
 
-from nnsim.runtime.cpu_executor import run_model
+from nnsim.ops.executor import run_model
 from nnsim.tflite import options as O
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import ActivationFunctionType as Act

@@ -13,7 +13,8 @@ import logging
 import numpy as np
 import pytest
 
-from nnsim.drivers.boards import apply_board, get_board
+from nnsim.drivers.boards import get_board
+from nnsim.runtime.board import apply_board
 from nnsim.tflite import Interpreter, NnApiDelegate, load_delegate, tflog
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import BuiltinOperator as B
@@ -317,7 +318,7 @@ def test_board_profiles_have_vx_timing_with_sources():
 
 def test_synap_statistics_count_vx_inferences_on_vs680(shared_dir):
     """[inferred] the timvx delegate runs through the SyNAP driver (npu-drivers.md 4.1)."""
-    from nnsim.drivers import sysfs
+    from nnsim.platform import sysfs
     apply_board("vs680")
     sysfs.clear()
     before = int(sysfs.read("inference_count"))

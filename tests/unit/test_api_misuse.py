@@ -276,7 +276,7 @@ def test_model_finish_on_an_invalid_model_logs_once(logcat):
 def test_no_driver_line_is_logged_once():
     """ExecutionPlan logs "No driver can do operation X" once (the API layer must not repeat
     it), as the finish error is logged once."""
-    from nnsim.runtime import vlog
+    from nnsim.platform import vlog
     code, m = nn.ANeuralNetworksModel_create()
     t = nn.ANeuralNetworksOperandType(nn.ANEURALNETWORKS_TENSOR_FLOAT32, (2,))
     nn.ANeuralNetworksModel_addOperand(m, t)

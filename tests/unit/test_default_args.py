@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec
+from nnsim.common.operand import OperandTypeSpec
 from nnsim.types import OperandType as T
 from nnsim.types import OperationCode as C
 

@@ -1,4 +1,4 @@
-"""A prepared model keeps its operations' plans across executions (nnsim/runtime/cpu_executor.py
+"""A prepared model keeps its operations' plans across executions (nnsim/ops/executor.py
 ExecutorState): later executions must compute exactly what a fresh compilation computes, for
 new input values, in any order, and from concurrent threads.
 
@@ -106,7 +106,7 @@ def _inputs(dtype, n):
 def _board():
     """The default board: its NPU and nnapi-reference share the model (each step model is a
     prepared model with its own state)."""
-    from nnsim.drivers import boards
+    from nnsim.runtime import board as boards
     boards.ensure_board()
 
 

@@ -7,7 +7,7 @@ import nnsim
 from nnsim import nnapi as nn
 from nnsim.runtime.graphdump import graph_dump_lines
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec
+from nnsim.common.operand import OperandTypeSpec
 from nnsim.types import OperandType, OperationCode
 
 T = OperandType

@@ -99,7 +99,7 @@ def supported_operators() -> list[str]:
 
 def create_builtin(model, subgraph_index: int, node_index: int) -> BuiltinOp:
     """The CPU builtin for one node; UnsupportedOperatorError when nnsim has none."""
-    node = Node(model, subgraph_index, node_index)
+    node = Node(model, subgraph_index, node_index, create_builtin)
     op = node.op
     if op.builtin == B.CUSTOM:
         cls = CUSTOM_OPS.get(op.custom_code or "")

@@ -10,19 +10,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.errors import BuiltinError, UnsupportedOperatorError
 from nnsim.kernels._common import same_padding
 from nnsim.tflite.schema import NUMPY_DTYPES, ActivationFunctionType, Padding, TensorType
 
 __all__ = ["BuiltinError", "UnsupportedOperatorError", "Node", "BuiltinOp", "tflite_padding",
            "fuse_code", "numpy_dtype"]
-
-
-class BuiltinError(RuntimeError):
-    """A CPU builtin cannot prepare or run its node; the message names the node and the op."""
-
-
-class UnsupportedOperatorError(BuiltinError):
-    """No nnsim CPU builtin exists for this operator (or this variant of it)."""
 
 
 def numpy_dtype(ttype: TensorType) -> np.dtype:
@@ -35,13 +28,18 @@ def numpy_dtype(ttype: TensorType) -> np.dtype:
 class Node:
     """One TFLite node of a subgraph, as a builtin sees it."""
 
-    def __init__(self, model, subgraph_index: int, index: int):
+    def __init__(self, model, subgraph_index: int, index: int, create_builtin=None):
         self.model = model
         self.subgraph_index = subgraph_index
         self.subgraph = model.subgraphs[subgraph_index]
         self.index = index
         self.op = self.subgraph.operators[index]
         self.name = self.op.name
+        # The factory that builds the node's builtin (``builtins.create_builtin``, which passes
+        # itself): the control-flow builtins build the builtins of the subgraphs they run with
+        # it, as LiteRT's IF / WHILE reach the op resolver through their Subgraph. Handing it
+        # down keeps the registry above control_flow.py instead of in a cycle with it.
+        self.create_builtin = create_builtin
 
     @property
     def where(self) -> str:

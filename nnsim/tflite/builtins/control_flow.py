@@ -43,8 +43,12 @@ class SubgraphRunner:
     """One subgraph, run on the CPU builtins: ``invoke(arrays) -> arrays``."""
 
     def __init__(self, model, index: int, caller):
-        # imported here: the builtins registry imports this module
-        from nnsim.tflite.builtins import create_builtin
+        """``caller``: the control-flow node; its ``create_builtin`` builds the subgraph's
+        builtins (the registry, which lists this module's builtins: not imported here)."""
+        create_builtin = caller.create_builtin
+        if create_builtin is None:
+            raise caller.error("a control-flow builtin needs its node from create_builtin "
+                               "(the factory of its subgraphs' builtins)")
         if not 0 <= index < len(model.subgraphs):
             raise caller.error(f"subgraph index {index} is out of range (the model has "
                                f"{len(model.subgraphs)} subgraphs)")

@@ -4,7 +4,7 @@ Where TFLite's CPU kernel and the NNAPI operation compute the same thing, nnsim 
 implementation: the node is lowered alone with the NNAPI delegate's own converter
 (``nnsim.tflite.convert.build_nnapi_model``) at the newest feature level (FL8, SDK 35: signed
 int8 operands, no int8 -> uint8 shims), and the resulting one-node NNAPI model runs on the shared
-CPU executor (``nnsim.runtime.cpu_executor``), i.e. through the registered ``OperationSpec``s.
+CPU executor (``nnsim.ops.executor``), i.e. through the registered ``OperationSpec``s.
 No board runs this NNAPI model, so it logs nothing (``vlog.silenced``) and it may use operations
 above the emulated phone's runtime feature level.
 
@@ -26,8 +26,8 @@ import numpy as np
 
 from nnsim.errors import NnapiError
 from nnsim.ops.registry import lookup
-from nnsim.runtime import vlog
-from nnsim.runtime.cpu_executor import run_model
+from nnsim.platform import vlog
+from nnsim.ops.executor import run_model
 from nnsim.tflite.builtins._base import BuiltinOp, Node, numpy_dtype
 from nnsim.tflite.convert import ConvertError, ConvertOptions, build_nnapi_model
 from nnsim.tflite.validate import FL8

@@ -12,7 +12,7 @@ import numpy as np
 
 from nnsim.errors import BadDataError
 from nnsim.runtime.model import ModelBuilder
-from nnsim.runtime.operand import OperandTypeSpec, SymmPerChannelQuantParams
+from nnsim.common.operand import OperandTypeSpec, SymmPerChannelQuantParams
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
 from nnsim.tflite.sparsity import dense_value

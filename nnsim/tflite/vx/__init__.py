@@ -5,8 +5,9 @@
 ``experimental_delegates``. Modules: ``rules`` / ``mappers`` (which nodes it takes and why
 not), ``options`` (its option parsing and creation echo), ``delegate`` (partitioning and
 kernels), ``timing`` (board time of a partition), ``nbg_cache`` (``allowed_cache_mode``),
-``estimate`` (simulated times of a delegated plan without running it), ``advice`` (explain and
-the other-delegate recommendation), ``report`` (summary lines).
+``estimate`` (simulated times of a delegated plan without running it), ``report`` (summary
+lines). ``nnsim explain`` for the VX delegate and the other-delegate recommendation are tools,
+in ``nnsim.explain_vx``.
 
 For a tool comparing delegates and boards (one model, one board at a time)::
 
@@ -14,7 +15,7 @@ For a tool comparing delegates and boards (one model, one board at a time)::
     d = load_delegate("libvx_delegate.so")            # or NnApiDelegate(...)
     ip = Interpreter(model_path=path, experimental_delegates=[d]); ip.allocate_tensors()
     r = d.result                        # nodes_replaced, nodes_total, kernels (partitions)
-    placements(ip.model, ip.delegation) # nnsim.report: where each node ran (PLACEMENT,
+    placements(ip.model, ip.delegation) # nnsim.tflite.placement: where each node ran (PLACEMENT,
                                         # an NNAPI device, or "TFLite CPU")
     estimate_plan(ip.model, ip.delegation, board)  # steady_ns / first_ns without running
     fallback_reasons(r)                 # {node: "Conv2dMapper::IsOpSupported: hybrid ..."}
@@ -28,6 +29,7 @@ from __future__ import annotations
 import logging
 import os
 
+from nnsim.tflite import tflog
 from nnsim.tflite.vx.delegate import (DELEGATE_NAME, LIBRARY, PLACEMENT, VxDelegate,
                                       VxDelegateKernel, VxDelegationResult, VxInvokeError)
 from nnsim.tflite.vx.options import FLAGS, VxDelegateOptions, VxOptionError, parse_options
@@ -52,7 +54,6 @@ def is_vx_library(library) -> bool:
 def load_vx_delegate(library, options=None) -> VxDelegate:
     """``tflite_plugin_create_delegate`` of libvx_delegate.so on string options; raises
     ValueError worded like LiteRT's ``load_delegate`` when an option does not parse."""
-    from nnsim.tflite import tflog
     try:
         parsed = parse_options(options or {})
     except VxOptionError as e:

@@ -15,10 +15,16 @@ invoke compiles the partition's graph, or loads / writes the NBG cache (nbg_cach
 from __future__ import annotations
 
 import logging
+import time
+import weakref
 from dataclasses import dataclass
 
-from nnsim.drivers.boards import current_board, ensure_board
+from nnsim.drivers.profiles import current_board
+from nnsim.platform import sysfs
+from nnsim.runtime.board import ensure_board
 from nnsim.tflite import tflog
+from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
+from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.delegate import DelegateError, DelegationResult, NodeDecision
 from nnsim.tflite.partition import PARTITION, partition_graph_into_independent_node_subsets
 from nnsim.tflite.vx import nbg_cache
@@ -118,7 +124,6 @@ class VxDelegateKernel:
         self.invokes += 1
         self.last_simulated_ns = self.cost.steady_ns + extra
         if self._network is not None:
-            from nnsim.drivers import sysfs
             sysfs.synap_statistics().record_inference(self._network,
                                                       int(self.cost.device_ns // 1000))
 
@@ -129,8 +134,6 @@ class VxDelegateKernel:
         self._network = None
         if "synap-npu" not in self.board.devices:
             return
-        import weakref
-        from nnsim.drivers import sysfs
         stats = sysfs.synap_statistics()
         io = len(self.input_tensors) + len(self.output_tensors)
         self._network = stats.load_network(len(self.nodes), io, self.cost.io_bytes)
@@ -175,8 +178,6 @@ class VxDelegateKernel:
 
     def _steps(self):
         if self._builtins is None:
-            from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
-            from nnsim.tflite.builtins._base import numpy_dtype
             sg = self.model.subgraphs[self.subgraph_index]
             steps = []
             for n in self.nodes:
@@ -237,7 +238,6 @@ class VxDelegate:
 
     # -- PrepareDelegate -------------------------------------------------------------------------
     def prepare(self, model, subgraph_index: int = 0) -> VxDelegationResult:
-        import time
         start = time.perf_counter_ns()
         try:
             return self._prepare(model, subgraph_index)

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nnsim.report import placements
+from nnsim.drivers import timing as tm
+from nnsim.drivers.reference import reference_cpu_timing
 from nnsim.tflite.cpu_timing import cpu_node_ns
+from nnsim.tflite.placement import placements
 
 NNAPI_CPU = "nnapi-reference"
 
@@ -35,7 +37,6 @@ class PlanEstimate:
 
 def _nnapi_step_costs(kernel) -> tuple[float, float] | None:
     """(steady, first-run extra) ns of an NNAPI delegate kernel's compiled plan."""
-    from nnsim.drivers import timing as tm
     comp = getattr(kernel, "compilation", None)
     plan = getattr(comp, "plan", None)
     if plan is None:
@@ -46,7 +47,7 @@ def _nnapi_step_costs(kernel) -> tuple[float, float] | None:
     for device, prepared in pairs:
         cost = getattr(prepared, "cost", None)
         if device.name == NNAPI_CPU:
-            steady += tm.reference_cpu_timing(prepared, 0).driver_ns
+            steady += reference_cpu_timing(prepared, 0).driver_ns
         elif cost is not None:
             steady += cost.driver_ns
             if getattr(device, "compile_at_first_execution", False) and \

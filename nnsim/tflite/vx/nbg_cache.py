@@ -29,7 +29,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from nnsim.drivers import sysfs
+from nnsim.platform import sysfs
 
 MAGIC = b"NNSIM-VX-NBG 1\n"
 BOARD_CWD = "/data/local/tmp"

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from nnsim.errors import BadDataError
-from nnsim.runtime.operand import Operand, OperandTypeSpec
+from nnsim.common.operand import Operand, OperandTypeSpec
 from nnsim.types import (ELEMENT_SIZE, FL1, FL3, FL4, SCALAR_TYPES, OperandLifeTime,
                          OperandType)
 

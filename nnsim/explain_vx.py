@@ -1,19 +1,24 @@
 """``nnsim explain`` for the VX delegate, and the advice to switch delegates.
 
 ``explain_vx`` gives the same ``Explanation`` as the NNAPI explain (nnsim/explain.py): per node
-where it ran, the VX delegate's refusal (the refusing function and its log line, rules.py), its
-CPU cost on the board, and fixes. ``compare_delegates`` applies the other delegate (VX for an
-NNAPI explain, the app's NNAPI delegate for a VX one) to the same model, silently, and
-``recommendation`` words the result when the other one puts more nodes on the NPU: how many,
-and the simulated steady inference of both (estimate.py).
+where it ran, the VX delegate's refusal (the refusing function and its log line,
+nnsim/tflite/vx/rules.py), its CPU cost on the board, and fixes. ``advise`` applies
+the other delegate (VX for an NNAPI explain, the app's NNAPI delegate for a VX one) to the same
+model, silently, and ``recommendation`` words the result when the other one puts more nodes on
+the NPU: how many, and the simulated steady inference of both (nnsim/tflite/vx/estimate.py).
+
+A tool built on ``nnsim.explain``, above the TFLite library: the VX delegate never needs it.
 """
 from __future__ import annotations
 
 import contextlib
 
+from nnsim.drivers.profiles import current_board
 from nnsim.explain import Explanation, NodeExplanation, _cpu_costs
-from nnsim.report import placements
+from nnsim.platform.properties import getprop_int
 from nnsim.tflite import tflog
+from nnsim.tflite.delegate import DelegateError
+from nnsim.tflite.placement import placements
 from nnsim.tflite.vx.delegate import LIBRARY, PLACEMENT, VxDelegate
 from nnsim.tflite.vx.estimate import PlanEstimate, estimate
 from nnsim.tflite.vx.rules import GLOBAL_CHECKS, SUPPORTED_OP
@@ -43,7 +48,6 @@ def explain_vx(model, delegate: VxDelegate, name: str = "", *, prepared: bool = 
         summary[entry.ran_on] = summary.get(entry.ran_on, 0) + 1
     detail = (f"delegate: {delegate.describe()}; no NNAPI: refused nodes run on the TFLite CPU "
               f"kernels")
-    from nnsim.runtime.properties import getprop_int
     return Explanation(name, getprop_int("ro.build.version.sdk", 31), 0, [PLACEMENT], nodes,
                        summary, {}, delegate_error, VX_DELEGATE, detail)
 
@@ -100,8 +104,6 @@ def _quiet():
 def what_if(model, make_delegate) -> tuple[object, PlanEstimate] | None:
     """(result, estimate) of creating a delegate (``make_delegate()``) and applying it to
     ``model``, silently; None if it fails."""
-    from nnsim.drivers.boards import current_board
-    from nnsim.tflite.delegate import DelegateError
     with _quiet():
         try:
             result = make_delegate().prepare(model)
@@ -147,7 +149,6 @@ def recommendation(primary: str, mine: PlanEstimate, other: str, theirs: PlanEst
 def advise(model, ex: Explanation, primary_result, make_other, primary_is_vx: bool):
     """Fill ``ex.recommendation`` / ``ex.alternative`` from the other delegate
     (``make_other()``: a fresh NnApiDelegate or VxDelegate) on ``model``."""
-    from nnsim.drivers.boards import current_board
     board = current_board()
     with _quiet():
         mine = estimate(model, primary_result if primary_result is not None and

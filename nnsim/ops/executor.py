@@ -3,7 +3,6 @@ run order on numpy arrays. Every device, simulated NPUs included, executes throu
 """
 from __future__ import annotations
 
-import contextvars
 import dataclasses
 import threading
 from typing import Sequence
@@ -13,30 +12,11 @@ import numpy as np
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
 from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
-from nnsim.runtime import vlog
-from nnsim.types import LOOP_TIMEOUT_DEFAULT_NS, OperandLifeTime, OperationCode
+from nnsim.platform import vlog
+from nnsim.types import OperandLifeTime, OperationCode
 
 L = OperandLifeTime
 TAG = "CpuExecutor"
-
-# The WHILE loop timeout of the execution being computed (``setLoopTimeout``; the HAL passes it
-# with each request). A context variable, so concurrent executions in threads keep their own.
-_LOOP_TIMEOUT_NS = contextvars.ContextVar("nnsim_loop_timeout_ns",
-                                          default=LOOP_TIMEOUT_DEFAULT_NS)
-
-
-def loop_timeout_ns() -> int:
-    return _LOOP_TIMEOUT_NS.get()
-
-
-def set_loop_timeout_ns(duration_ns: int):
-    """Set the loop timeout for this thread's executions; returns a token for ``reset``."""
-    return _LOOP_TIMEOUT_NS.set(int(duration_ns))
-
-
-def reset_loop_timeout_ns(token) -> None:
-    _LOOP_TIMEOUT_NS.reset(token)
-
 
 class ExecutorState:
     """What the CPU executor keeps for one prepared model across its executions (the work
@@ -197,7 +177,8 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
         outs = [operands[o] for o in op.outputs]
         if not declared_shapes:
             outs = [dataclasses.replace(o, dimensions=()) for o in outs]
-        ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals, outs)
+        ctx = ExecutionContext(op.type, [operands[i] for i in ins], in_vals, outs,
+                               run_model=run_model)
         try:
             spec.prepare(ctx)
             if prepare_only:
@@ -244,14 +225,14 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
                     key = _input_key(in_vals, step.constant_mask)
                     if entry is None or entry[0] != key:
                         ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
-                                               step.out_operands)
+                                               step.out_operands, run_model=run_model)
                         spec.prepare(ctx)
                         entry = (key, spec.plan(ctx))
                     plans[step.op_index] = (entry[0], entry[1], in_vals)
                     results = entry[1](in_vals)
                 else:
                     ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
-                                           step.out_operands)
+                                           step.out_operands, run_model=run_model)
                     spec.prepare(ctx)
                     spec.execute(ctx)
                     results = ctx.outputs

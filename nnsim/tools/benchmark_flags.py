@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from nnsim.tflite.vx import is_vx_library
+
 
 class FlagError(Exception):
     """A bad flag or value (exit code 2)."""
@@ -238,7 +240,6 @@ def check_values(values: dict) -> None:
                         f"run whatever --num_runs says), got {values['max_secs']:g}")
     path = values["external_delegate_path"]
     if path:
-        from nnsim.tflite.vx import is_vx_library
         if not is_vx_library(path):
             raise FlagError(f"--external_delegate_path={path}: nnsim emulates one external "
                             f"delegate, libvx_delegate.so (the VX delegate)")

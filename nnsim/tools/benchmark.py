@@ -11,16 +11,26 @@ from __future__ import annotations
 
 import logging
 import os
+import resource
 import sys
 import time
 
 import numpy as np
 
-import nnsim
+from nnsim.commands.common import apply_board, apply_setprops, install_log_handlers
+from nnsim.errors import ModelFileError
+from nnsim.platform.properties import setprop
+from nnsim.runtime.devices import get_device_manager
 from nnsim.tflite import tflog
-from nnsim.tflite.benchmark_flags import FLAGS, NOT_LOGGED, PREFERENCES, PRIORITIES
-from nnsim.tflite.benchmark_progress import Progress
-from nnsim.tflite.stats import NodeStats, Stat, cpp_double, profile_report
+from nnsim.tflite.cpu_timing import cpu_node_ns
+from nnsim.tflite.delegate import NnApiDelegate
+from nnsim.tflite.interpreter import Interpreter
+from nnsim.tflite.reader import read_model
+from nnsim.tflite.vx import load_vx_delegate
+from nnsim.tflite.vx.options import split_cli_options
+from nnsim.tools.benchmark_flags import FLAGS, NOT_LOGGED, PREFERENCES, PRIORITIES
+from nnsim.tools.benchmark_progress import Progress
+from nnsim.tools.stats import NodeStats, Stat, cpp_double, profile_csv, profile_report
 
 
 class BenchmarkFailed(Exception):
@@ -100,7 +110,6 @@ class Benchmark:
     # -- timing ------------------------------------------------------------------------------------
     def _item_us(self, interp, profile) -> list:
         """Per plan item time in microseconds (simulated or host) of the last invoke."""
-        from nnsim.tflite.cpu_timing import cpu_node_ns
         times = []
         for p in profile:
             if not self.simulated:
@@ -166,7 +175,6 @@ class Benchmark:
 
     # -- the benchmark ----------------------------------------------------------------------------------
     def run(self) -> int:
-        from nnsim.commands.common import apply_board, install_log_handlers
         v = self.v
         self.info("STARTING!")
         if self.unconsumed:   # BenchmarkModel::ParseFlags, a tool WARN (stdout)
@@ -180,8 +188,7 @@ class Benchmark:
             raise BenchmarkFailed("no --graph")
         self.board = apply_board(v["board"])
         if v["android_sdk"]:
-            nnsim.setprop("ro.build.version.sdk", str(v["android_sdk"]))
-        from nnsim.commands.common import apply_setprops
+            setprop("ro.build.version.sdk", str(v["android_sdk"]))
         apply_setprops(v["setprop"])
         install_log_handlers(self.out, logcat=v["logcat"] or None)
         tflog.LOGGER.handlers = [h for h in tflog.LOGGER.handlers
@@ -204,8 +211,6 @@ class Benchmark:
             raise BenchmarkFailed("model")
         self.info(f"Loaded model {v['graph']}")
         if v["list_signatures"] or v["signature_to_run_for"]:
-            from nnsim.errors import ModelFileError
-            from nnsim.tflite.reader import read_model
             try:
                 keys = [sig.key for sig in read_model(data).signatures]
             except ModelFileError as e:
@@ -221,7 +226,6 @@ class Benchmark:
                            f"has: {', '.join(keys) or '(none)'}")
                 raise BenchmarkFailed("signature")
         if v["use_nnapi"]:
-            from nnsim.runtime.devices import get_device_manager
             names = ",".join(d.name for d in get_device_manager().get_devices())
             self.info(f"NNAPI accelerators available: [{names}]")
         elif v["nnapi_accelerator_name"]:
@@ -230,8 +234,6 @@ class Benchmark:
         return self._benchmark(data)
 
     def _benchmark(self, data: bytes) -> int:
-        from nnsim.errors import ModelFileError
-        from nnsim.tflite import Interpreter, NnApiDelegate
         v = self.v
         rss0 = _rss_mb()
         init_start = time.perf_counter_ns()
@@ -282,7 +284,6 @@ class Benchmark:
         self.info(f"Memory footprint delta from the start of the tool (MB): "
                   f"init={cpp_double(rss_init - rss0)} overall={cpp_double(rss_end - rss0)}")
         if v["report_peak_memory_footprint"]:
-            import resource
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
             self.info(f"Overall peak memory footprint (MB) via periodic monitoring: "
                       f"{cpp_double(peak)}")
@@ -295,8 +296,6 @@ class Benchmark:
     def _external_delegate(self):
         """The external delegate provider: libvx_delegate.so with the ';'-separated options
         (an option that does not parse: the library's ERROR line, benchmarking fails)."""
-        from nnsim.tflite.vx import load_vx_delegate
-        from nnsim.tflite.vx.options import split_cli_options
         v = self.v
         try:
             delegate = load_vx_delegate(v["external_delegate_path"],
@@ -405,7 +404,6 @@ class Benchmark:
         for run in per_item:
             run_totals.update(int(sum(int(x) for x in run)))
         if self.v["op_profiling_output_mode"] == "csv":
-            from nnsim.tflite.stats import profile_csv
             lines = profile_csv(init_nodes, 1) + profile_csv(nodes, max(len(per_item), 1))
         else:
             lines = ["INFO: Profiling Info for Benchmark Initialization:"]

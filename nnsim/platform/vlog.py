@@ -17,7 +17,7 @@ import re
 import threading
 import time
 
-from nnsim.runtime.properties import getprop
+from nnsim.platform.properties import getprop
 
 MODEL, COMPILATION, EXECUTION, CPUEXE, MANAGER, DRIVER, MEMORY = range(7)
 _TAG_BITS = {"model": MODEL, "compilation": COMPILATION, "execution": EXECUTION,

@@ -19,7 +19,7 @@ _STEPS = 1000   # tqdm bar resolution
 
 def _tqdm():
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm   # the optional extra nnsim[progress]: imported only when used
     except ImportError:
         return None
     return tqdm

@@ -1,12 +1,16 @@
-"""Placement and timing reports shared by ``nnsim run``, ``explain`` and ``benchmark``.
+"""Where each TFLite node runs, and what it is: placements shared by the interpreter, the VX
+delegate's estimates and the tools (``nnsim run``, ``explain``, ``graph``).
 
 Maps every TFLite node to where it ran: a delegate partition and, inside it, the NNAPI device
 the runtime's ExecutionPlan chose for each NNAPI operation generated from the node.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from dataclasses import dataclass, field
+
+from flatbuffers import flexbuffers
 
 TFLITE_CPU = "TFLite CPU"
 
@@ -80,7 +84,6 @@ def _attr_value(value) -> str:
 def node_attributes(op) -> list[str]:
     """``name=value`` texts of a TFLite node's options (pool window, strides, padding, fused
     activation, align_corners, ...); a custom op's flexbuffer options when they parse."""
-    import dataclasses
     opts = op.options
     out = []
     if opts is not None and dataclasses.is_dataclass(opts) and \
@@ -102,7 +105,6 @@ def node_attributes(op) -> list[str]:
     custom = getattr(op, "custom_options", None)
     if custom is not None and len(custom):
         try:
-            from flatbuffers import flexbuffers
             parsed = flexbuffers.Loads(bytes(custom))
         except Exception:  # opaque custom options: nothing to show, never an error
             parsed = None
