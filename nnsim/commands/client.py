@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 
+from nnsim.commands.argtypes import int_at_least
 from nnsim.commands.common import UsageError
 from nnsim.tflite import NnApiDelegate
 from nnsim.tflite.vx import is_vx_library, load_vx_delegate
@@ -53,16 +54,6 @@ def sdk_version(text: str) -> int:
     return value
 
 
-def _partitions(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0 (0 = no limit), got {value}")
-    return value
-
-
 def add_client_arguments(p) -> None:
     """The NnApiDelegate options of the emulated app, spelled as benchmark_model spells them."""
     g = p.add_argument_group("NNAPI delegate options of the emulated app")
@@ -72,7 +63,7 @@ def add_client_arguments(p) -> None:
                         "is true; this app's default: false)")
     g.add_argument("--nnapi_accelerator_name", "--accelerator-name", dest="accelerator_name",
                    metavar="NAME", help="hand operations to this NNAPI device only")
-    g.add_argument("--max_delegated_partitions", type=_partitions, default=3, metavar="N",
+    g.add_argument("--max_delegated_partitions", type=int_at_least(0, " (0 = no limit)"), default=3, metavar="N",
                    help="delegate at most N partitions (default 3, TFLite's; 0 = no limit)")
     x = p.add_argument_group("external delegate (instead of NNAPI)")
     x.add_argument("--external_delegate_path", "--external-delegate-path", metavar="LIB",

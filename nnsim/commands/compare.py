@@ -12,6 +12,7 @@ from nnsim.audit.html import compare_page
 from nnsim.audit.isolate import Limits, parse_bytes
 from nnsim.audit.scheduler import Task, run_tasks
 from nnsim.audit.tables import compare_table, csv_text, sort_records
+from nnsim.commands.argtypes import int_at_least, positive_float
 from nnsim.commands.client import sdk_version
 from nnsim.commands.common import RunError, UsageError
 from nnsim.drivers.boards import BOARDS
@@ -65,36 +66,16 @@ def add_combination_arguments(p, default_delegates: str) -> None:
     p.add_argument("--run", action="store_true",
                    help="also run one inference per combination and compare it with nnsim's "
                         "TFLite CPU path (max_abs_diff)")
-    p.add_argument("--jobs", "-j", type=_positive_int, default=os.cpu_count() or 1,
+    p.add_argument("--jobs", "-j", type=int_at_least(1), default=os.cpu_count() or 1,
                    metavar="N", help="combinations evaluated at once (default: the number of "
                                      "cores)")
-    p.add_argument("--timeout", type=_positive_float, default=600.0, metavar="S",
+    p.add_argument("--timeout", type=positive_float, default=600.0, metavar="S",
                    help="per-combination timeout in seconds (default 600); a combination "
                         "that exceeds it is a row with status timeout")
     p.add_argument("--memory-cap", "--memory_cap", dest="memory_cap", type=_byte_count,
                    default="4G", metavar="BYTES",
                    help="per-combination memory cap (e.g. 4G, 512M; default 4G); a "
                         "combination that exceeds it is a row with status memory")
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
 
 
 def _byte_count(text: str) -> int:

@@ -16,7 +16,6 @@ Latencies are host wall-clock times of the Python emulation, not the board's.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import struct
 import sys
@@ -26,6 +25,7 @@ import time
 import numpy as np
 
 import nnsim
+from nnsim.commands.argtypes import int_at_least, integer
 from nnsim.commands.client import client_delegate, flag_bool, sdk_version, uses_vx
 from nnsim.commands.common import RunError, UsageError, load_model_bytes
 from nnsim.commands.graph import delegated_interpreter, quiet_logs, setup_board
@@ -60,33 +60,13 @@ KNOWN_DELEGATES = ("nnapi", "gpu", "hexagon", "xnnpack", "coreml")
 FLT_MIN = float(np.finfo(np.float32).tiny)
 
 
-def _int_at_least(low: int):
-    def parse(text: str) -> int:
-        try:
-            value = int(text, 10)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
-        if value < low:
-            raise argparse.ArgumentTypeError(f"must be >= {low}, got {value}")
-        return value
-    parse.__name__ = f"integer >= {low}"
-    return parse
-
-
-def _int(text: str) -> int:
-    try:
-        return int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
-
-
 def add_arguments(p) -> None:
     p.add_argument("model", nargs="?", help="the .tflite model (or --model_file)")
     g = p.add_argument_group("inference_diff flags")
     g.add_argument("--model_file", metavar="PATH", help="the .tflite model (run_eval's flag)")
-    g.add_argument("--num_runs", type=_int_at_least(1), default=50, metavar="N",
+    g.add_argument("--num_runs", type=int_at_least(1), default=50, metavar="N",
                    help="runs of test and reference inference each (default 50)")
-    g.add_argument("--num_interpreter_threads", type=_int_at_least(1), default=1, metavar="N",
+    g.add_argument("--num_interpreter_threads", type=int_at_least(1), default=1, metavar="N",
                    help="threads of the test interpreter (default 1)")
     g.add_argument("--delegate", default="", metavar="NAME",
                    help="delegate of the test interpreter: nnapi (the only one nnsim emulates)")
@@ -111,9 +91,9 @@ def add_arguments(p) -> None:
                    metavar="BOOL", help="allow dynamic dimensions (default false)")
     n.add_argument("--nnapi_use_burst_mode", type=flag_bool, default=False, metavar="BOOL",
                    help="use burst executions (default false)")
-    n.add_argument("--max_delegated_partitions", type=_int, default=0, metavar="N",
+    n.add_argument("--max_delegated_partitions", type=integer, default=0, metavar="N",
                    help="keep the N largest partitions; 0 or less = no limit (default 0)")
-    n.add_argument("--min_nodes_per_partition", type=_int, default=0, metavar="N",
+    n.add_argument("--min_nodes_per_partition", type=integer, default=0, metavar="N",
                    help="accepted for compatibility; the NNAPI delegate ignores it")
     n.add_argument("--delegate_serialize_dir", default="", metavar="DIR",
                    help="with --delegate_serialize_token: NNAPI compilation cache directory")
@@ -133,7 +113,7 @@ def add_arguments(p) -> None:
                    help="set an emulated Android property (repeatable)")
     s.add_argument("--android_sdk", "--android-sdk", dest="android_sdk", type=sdk_version,
                    metavar="N", help="emulated Android SDK level (default: the board's)")
-    s.add_argument("--seed", type=_int_at_least(0), default=0,
+    s.add_argument("--seed", type=int_at_least(0), default=0,
                    help="seed of the random inputs (default 0)")
     s.add_argument("--vlog", action="store_true",
                    help="print the logcat lines of 'setprop debug.nn.vlog 1' on stderr")

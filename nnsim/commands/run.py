@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 import nnsim
+from nnsim.commands.argtypes import integer, positive_float
 from nnsim.commands.client import (add_client_arguments, client_delegate, client_description,
                                    devices_line, sdk_version)
 from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops, fmt_ms,
@@ -66,7 +67,7 @@ def add_arguments(p) -> None:
                         "--input_mean/--input_std)")
     p.add_argument("--input_mean", "--input-mean", type=float, default=127.5, metavar="M",
                    help="image preprocessing for float inputs: (pixel - M) / S (default 127.5)")
-    p.add_argument("--input_std", "--input-std", type=_positive_float, default=127.5,
+    p.add_argument("--input_std", "--input-std", type=positive_float, default=127.5,
                    metavar="S", help="see --input_mean (default 127.5: values in [-1, 1])")
     p.add_argument("--labels", metavar="FILE", help="class labels, one per line")
     p.add_argument("--output-dir", metavar="DIR", help="write every output as output_<i>.npy "
@@ -85,22 +86,9 @@ def add_arguments(p) -> None:
 
 
 def _seed(text: str) -> int:
-    try:
-        value = int(text, 10)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects an integer, got {text!r}") from None
+    value = integer(text)
     if not 0 <= value < 2 ** 63:
         raise argparse.ArgumentTypeError(f"must be between 0 and 2^63-1, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expects a number, got {text!r}") from None
-    if not value > 0 or value != value or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
     return value
 
 

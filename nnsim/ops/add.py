@@ -53,19 +53,24 @@ def prepare(ctx):
     cm.set_broadcast_output_shape(ctx)
 
 
-def execute(ctx):
-    a, b, fuse = ctx.input(0), ctx.input(1), ctx.scalar(2)
-    kwargs = {"fuse": fuse}
-    t = ctx.input_operand(0).type
-    if t == T.TENSOR_INT32:  # executeInt32 (fuse NONE was checked in prepare)
-        ctx.set_output(0, int32_arith.int32_binary(_INT32_OPS[ctx.code], a, b))
-        return
-    if cm.is_quant8(t):
+def _kernel_kwargs(ctx) -> dict:
+    """The fused activation and, for quant8, the operands' scales and zero points."""
+    kwargs = {"fuse": int(ctx.scalar(2))}
+    if cm.is_quant8(ctx.input_operand(0).type):
         i1, i2, o = ctx.input_operand(0), ctx.input_operand(1), ctx.output_operand(0)
         kwargs.update(in1_scale=i1.scale, in1_zp=i1.zero_point, in2_scale=i2.scale,
                       in2_zp=i2.zero_point, out_scale=o.scale, out_zp=o.zero_point,
                       out_dtype=cm.out_dtype(o.type))
-    ctx.set_output(0, _KERNELS[ctx.code](a, b, **kwargs))
+    return kwargs
+
+
+def execute(ctx):
+    a, b = ctx.input(0), ctx.input(1)
+    t = ctx.input_operand(0).type
+    if t == T.TENSOR_INT32:  # executeInt32 (fuse NONE was checked in prepare)
+        ctx.set_output(0, int32_arith.int32_binary(_INT32_OPS[ctx.code], a, b))
+        return
+    ctx.set_output(0, _KERNELS[ctx.code](a, b, **_kernel_kwargs(ctx)))
 
 
 def plan(ctx):
@@ -74,14 +79,8 @@ def plan(ctx):
     t = ctx.input_operand(0).type
     if t == T.TENSOR_INT32 or a.size == 0 or b.size == 0:
         return context_runner(_SPECS[ctx.code], ctx)
-    kwargs = {"fuse": int(ctx.scalar(2))}
-    if cm.is_quant8(t):
-        i1, i2, o = ctx.input_operand(0), ctx.input_operand(1), ctx.output_operand(0)
-        kwargs.update(in1_scale=i1.scale, in1_zp=i1.zero_point, in2_scale=i2.scale,
-                      in2_zp=i2.zero_point, out_scale=o.scale, out_zp=o.zero_point,
-                      out_dtype=cm.out_dtype(o.type))
     kernel_plan = elementwise.prepare_binary(_BINARY_OP[ctx.code], a.shape, b.shape, a.dtype,
-                                             b.dtype, **kwargs)
+                                             b.dtype, **_kernel_kwargs(ctx))
     buffer = np.empty(kernel_plan.shape, kernel_plan.out_dtype)
     result = [buffer]
     bound = [None, None, None]   # (a, b, kernel call bound to them and to the buffer)

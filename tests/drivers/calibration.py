@@ -13,6 +13,7 @@ published value, the simulated value and the relative error:
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from pathlib import Path
@@ -73,11 +74,24 @@ def simulate(board_name: str, device: str, model, metric: str, scratch: Path) ->
     return float(np.median([_run(comp, model) for _ in range(3)])) / 1000.0
 
 
+@contextlib.contextmanager
+def restored_state():
+    """Properties reset and ``NNSIM_STATE_DIR`` as it was, whatever the simulations set."""
+    saved_env = os.environ.get("NNSIM_STATE_DIR")
+    try:
+        yield
+    finally:
+        nnsim.reset_props()
+        if saved_env is None:
+            os.environ.pop("NNSIM_STATE_DIR", None)
+        else:
+            os.environ["NNSIM_STATE_DIR"] = saved_env
+
+
 def calibration_rows(board_name: str, models_dir: Path) -> list[dict]:
     board = get_board(board_name)
     rows = []
-    saved_env = os.environ.get("NNSIM_STATE_DIR")
-    try:
+    with restored_state():
         for entry in board.calibration:
             model = nnapi_model_of(str(models_dir / entry["model"]))
             with tempfile.TemporaryDirectory() as scratch:
@@ -85,12 +99,6 @@ def calibration_rows(board_name: str, models_dir: Path) -> list[dict]:
             published = float(entry["published"])
             rows.append({**entry, "board": board_name, "simulated": sim,
                          "error": (sim - published) / published})
-    finally:
-        nnsim.reset_props()
-        if saved_env is None:
-            os.environ.pop("NNSIM_STATE_DIR", None)
-        else:
-            os.environ["NNSIM_STATE_DIR"] = saved_env
     return rows
 
 

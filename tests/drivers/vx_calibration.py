@@ -24,6 +24,7 @@ import nnsim
 from nnsim.drivers.boards import get_board
 from nnsim.runtime.board import apply_board
 from nnsim.tflite.cpu_timing import cpu_node_ns
+from tests.drivers.calibration import restored_state
 
 TOLERANCE = 0.15
 
@@ -81,8 +82,7 @@ def _invoke_once(Interpreter, load_delegate, model_path: Path, options: dict):
 def vx_calibration_rows(board_name: str, models_dir: Path) -> list[dict]:
     board = get_board(board_name)
     rows = []
-    saved_env = os.environ.get("NNSIM_STATE_DIR")
-    try:
+    with restored_state():
         for entry in board.vx_calibration:
             path = models_dir / entry["model"]
             published = float(entry["published"])
@@ -94,12 +94,6 @@ def vx_calibration_rows(board_name: str, models_dir: Path) -> list[dict]:
             with tempfile.TemporaryDirectory() as scratch:
                 sim = simulate(board_name, path, entry["metric"], Path(scratch))
             rows.append({**row, "simulated": sim, "error": (sim - published) / published})
-    finally:
-        nnsim.reset_props()
-        if saved_env is None:
-            os.environ.pop("NNSIM_STATE_DIR", None)
-        else:
-            os.environ["NNSIM_STATE_DIR"] = saved_env
     return rows
 
 

@@ -39,6 +39,7 @@ from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import TensorType as TT
 from nnsim.tflite.writer import ModelWriter, write_model
 from tests.numerics import aosp
+from tests.tflite.test_models_litert import seeded_inputs
 
 litert = pytest.importorskip("ai_edge_litert.interpreter")
 
@@ -246,19 +247,6 @@ PINNED = {
         1151, None, "QUANTIZE lowered to DEQUANTIZE + QUANTIZE; ARG_MAX labels"),
 }
 HYBRID = "kws_ref_model_float32"   # float activations, int8 CONV_2D weights
-
-
-def seeded_inputs(details, seed=0):
-    rng = np.random.default_rng(seed)
-    values = []
-    for d in details:
-        dtype = np.dtype(d["dtype"])
-        if dtype.kind in "iu":
-            info = np.iinfo(dtype)
-            values.append(rng.integers(info.min, info.max + 1, size=d["shape"]).astype(dtype))
-        else:
-            values.append(rng.uniform(-1.0, 1.0, size=d["shape"]).astype(dtype))
-    return values
 
 
 @cache
