@@ -54,13 +54,12 @@ def reference_cpu_timing(prepared, host_ns: int) -> Timing:
     key = ("_nnsim_cpu_cost", board.name)
     cached = getattr(prepared, "_nnsim_cpu_cost", None)
     if cached is None or cached[0] != key:
-        cached = (key, cpu_step_cost(prepared.model, board.cpu))
+        cached = (key, int(round(cpu_step_cost(prepared.model, board.cpu).driver_ns)))
         try:
             prepared._nnsim_cpu_cost = cached
         except AttributeError:
             pass
-    ns = int(round(cached[1].driver_ns))
-    return Timing(host_ns=host_ns, device_ns=ns, driver_ns=ns)
+    return Timing(host_ns=host_ns, device_ns=cached[1], driver_ns=cached[1])
 
 
 CPU_DEVICE = ReferenceDriver()

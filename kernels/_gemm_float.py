@@ -12,14 +12,6 @@ from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_bcast, vf_cl
                                 vh_store, vh_zero)
 
 
-@njit
-def _float_conv_core(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb):
-    """The whole convolution on the calling thread."""
-    _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, np.int64(0),
-                     np.int64(out.shape[0]), np.int64(0), np.int64(out.shape[1]))
-    return out
-
-
 @njit(parallel=True)
 def _float_conv_par(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, parts):
     """As :func:`nnsim.kernels._gemm_int._quant_conv_par`."""

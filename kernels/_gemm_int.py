@@ -14,14 +14,6 @@ from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi
                                 vi_xor, vi_zero)
 
 
-@njit
-def _quant_conv_core(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx):
-    """The whole convolution on the calling thread."""
-    _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, np.int64(0),
-                     np.int64(out.shape[0]), np.int64(0), np.int64(out.shape[1]))
-    return out
-
-
 @njit(parallel=True)
 def _quant_conv_par(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, parts):
     """The convolution in ``len(parts)`` parts run by numba's threads: part ``t`` computes

@@ -32,6 +32,11 @@ from pathlib import Path
 
 import numpy as np
 
+try:
+    import fcntl as _fcntl
+except ImportError:  # pragma: no cover - not POSIX
+    _fcntl = None
+
 try:  # numba is a hard dependency, but a missing install must not break imports.
     import llvmlite.binding as _llvm
     import numba as _numba
@@ -197,7 +202,54 @@ def _decorate(func, kwargs):
     flags = dict(_FLAGS)
     flags.update(kwargs)
     flags["fastmath"] = False
-    return _numba.njit(**flags)(func)
+    dispatcher = _numba.njit(**flags)(func)
+    if flags["cache"]:
+        _lock_cache_saves(dispatcher)
+    return dispatcher
+
+
+# -- the cache across processes --------------------------------------------------------------
+# numba stores a compiled variant by reading the function's cache index, adding the variant
+# under the first free data-file number, writing the index, then the data file. Two processes
+# storing variants of one function at the same moment could give two variants the same number,
+# and the index one variant's key with the other's code. nnsim.tools.warmup compiles in a
+# second process, so every store of a kernel takes an exclusive lock on a file of the cache
+# directory first (an advisory fcntl lock: POSIX only).
+
+_SAVES_LOCKED: list = []   # dispatchers whose cache stores take the lock
+
+
+def _lock_cache_saves(dispatcher) -> None:
+    cache_file = getattr(getattr(dispatcher, "_cache", None), "_cache_file", None)
+    save = getattr(cache_file, "save", None)
+    if save is None or _fcntl is None:   # another numba: stores stay unlocked
+        return
+
+    def locked_save(key, data):
+        path = Path(cache_file._cache_path) / "nnsim-jit.lock"
+        with open(path, "a") as lock:
+            _fcntl.flock(lock, _fcntl.LOCK_EX)
+            try:
+                save(key, data)
+            finally:
+                _fcntl.flock(lock, _fcntl.LOCK_UN)
+    cache_file.save = locked_save
+    _SAVES_LOCKED.append(dispatcher)
+
+
+def cache_shared_safely() -> bool:
+    """True when compiled kernels are cached and every kernel's cache store takes the lock
+    (so that another process may compile into the same cache at the same time)."""
+    return JIT_ENABLED and bool(_FLAGS["cache"]) and _fcntl is not None and bool(_SAVES_LOCKED)
+
+
+def cache_is_empty() -> bool:
+    """True when kernels are cached but none is stored yet: a fresh install, or kernel sources
+    changed since the cache was made (see :func:`_drop_stale_caches`)."""
+    if not (JIT_ENABLED and _FLAGS["cache"]):
+        return False
+    cache_dir = _cache_dir(Path(__file__).resolve().parent)
+    return not any(cache_dir.glob("*.nbi"))
 
 
 #: ``numba.prange`` when compiling, the builtin ``range`` otherwise. Kernels are

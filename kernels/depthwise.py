@@ -191,12 +191,15 @@ class _Plan:
         else:
             common = (split[1], self.ring, self.dims, self.geo, split[2], split[3])
         if out.dtype.kind == "f":
-            core = _dw_float_core if split is None else _dw_float_par
+            core = _dw_float_part if split is None else _dw_float_par
             args = (self.weights, self.bias, self.clamp, out.reshape(-1))
         else:
-            core = _dw_quant_core if split is None else _dw_quant_par
+            core = _dw_quant_part if split is None else _dw_quant_par
             args = (self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1))
-        args += (self.out_shape, self.cpad) + (() if split is None else (split[0],))
+        args += (self.out_shape, self.cpad)
+        # serially, the part of every row and channel (no wrapper: one compilation fewer)
+        batches, out_h, _, cout = self.out_shape
+        args += (0, batches * out_h, 0, cout) if split is None else (split[0],)
         call = partial(core, x.reshape(-1), *common, *args)
         return call if self.ring else partial(_repeat_then, self, x, call)
 
@@ -260,14 +263,6 @@ def _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, fill):
             else:
                 for i in range(d, d + w * cout):
                     src[i] = fill
-
-
-@njit
-def _dw_quant_core(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad):
-    """The whole layer on the calling thread."""
-    _dw_quant_part(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad,
-                   np.int64(0), out_shape[0] * out_shape[1], np.int64(0), out_shape[3])
-    return out
 
 
 @njit(parallel=True)
@@ -352,14 +347,6 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
         _store_q(vi_requant(vi_add(a, b), qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout,
                  count, scratch)
-
-
-@njit
-def _dw_float_core(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad):
-    """The whole layer on the calling thread."""
-    _dw_float_part(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
-                   np.int64(0), out_shape[0] * out_shape[1], np.int64(0), out_shape[3])
-    return out
 
 
 @njit(parallel=True)

@@ -37,8 +37,8 @@ from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
                                         _fill_padded)
 from nnsim.kernels._jit import SIMD_MODE
-from nnsim.kernels._gemm_float import _float_conv_core, _float_conv_par
-from nnsim.kernels._gemm_int import _quant_conv_core, _quant_conv_par
+from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
+from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params"]
@@ -258,9 +258,9 @@ class QuantGemmPlan(_Plan):
         xb = x.view(np.uint8)
         args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        core, split = _quant_conv_core, self._parallel((self.cols, self.rb, self.sx))
-        if split is None:
-            args += (self.cols, self.rb, self.sx)
+        core, split = _quant_conv_part, self._parallel((self.cols, self.rb, self.sx))
+        if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
+            args += (self.cols, self.rb, self.sx, 0, out.size // self.cout, 0, self.cout)
         else:
             core, args = _quant_conv_par, args + split[1] + (split[0],)
         if self.mode == _DIRECT:
@@ -294,9 +294,9 @@ class FloatGemmPlan(_Plan):
         """As :meth:`QuantGemmPlan.bind`."""
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        core, split = _float_conv_core, self._parallel((self.cols, self.rb))
-        if split is None:
-            args += (self.cols, self.rb)
+        core, split = _float_conv_part, self._parallel((self.cols, self.rb))
+        if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
+            args += (self.cols, self.rb, 0, out.size // self.cout, 0, self.cout)
         else:
             core, args = _float_conv_par, args + split[1] + (split[0],)
         if self.mode == _DIRECT:

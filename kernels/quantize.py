@@ -19,7 +19,8 @@ from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_requant, vi_splat, vi_
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
-__all__ = ["quantize", "dequantize", "requantize", "prepare_requantize"]
+__all__ = ["quantize", "dequantize", "requantize", "prepare_requantize", "quantize_into",
+           "dequantize_into"]
 
 
 def quantize(x_float, *, out_scale, out_zp, out_dtype):
@@ -44,6 +45,29 @@ def quantize(x_float, *, out_scale, out_zp, out_dtype):
     _quantize_core(np.ascontiguousarray(x, dtype=np.float32).reshape(-1), np.float32(out_scale),
                    int(out_zp), qmin, qmax, out)
     return out.reshape(x.shape)
+
+
+def quantize_into(x, out, *, out_scale, out_zp) -> bool:
+    """:func:`quantize` of float32 ``x`` written into ``out`` (uint8 / int8, same shape, both
+    C-contiguous), for a plan's fixed buffer; False (nothing written) when the arrays do not
+    allow it."""
+    if not (x.dtype == np.float32 and out.dtype in (np.uint8, np.int8) and x.shape == out.shape
+            and x.flags.c_contiguous and out.flags.c_contiguous):
+        return False
+    qmin, qmax = qrange(out.dtype)
+    _quantize_core(x.reshape(-1), np.float32(out_scale), int(out_zp), qmin, qmax,
+                   out.reshape(-1))
+    return True
+
+
+def dequantize_into(x, out, *, in_scale, in_zp) -> bool:
+    """Per-tensor :func:`dequantize` of 8-bit ``x`` written into float32 ``out`` (same shape,
+    both C-contiguous); False (nothing written) when the arrays do not allow it."""
+    if not (x.dtype in (np.uint8, np.int8) and out.dtype == np.float32 and x.shape == out.shape
+            and x.flags.c_contiguous and out.flags.c_contiguous):
+        return False
+    _dequantize_core(x.reshape(-1), float(np.float32(in_scale)), int(in_zp), out.reshape(-1))
+    return True
 
 
 def dequantize(x_q, *, in_scale=None, in_zp=0, channel_scales=None, channel_axis=None,

@@ -182,13 +182,20 @@ def mean_fast_4d_params(in_scale, in_zp, out_scale, out_zp, count):
 
 
 def _mean_aosp_run(blocks, sums, count, out):
-    """``variant="aosp"``: int32 sums, divided toward zero (exact int64 numpy), cast to the
-    output type with C++ wrap-around (``static_cast<T>``). A zero count leaves zeros."""
+    """``variant="aosp"``: int32 sums, divided toward zero, cast to the output type with C++
+    wrap-around (``static_cast<T>``). A zero count leaves zeros."""
     _sum_blocks_core(blocks, sums)
-    total = sums.astype(np.int64)
-    quotient = np.abs(total) // max(count, 1)
-    out[...] = np.where(total < 0, -quotient, quotient).astype(out.dtype)
+    _divide_toward_zero_core(sums, max(count, 1))
+    np.copyto(out, sums, casting="unsafe")   # integer narrowing wraps, as static_cast
     return out
+
+
+@njit
+def _divide_toward_zero_core(sums, count):
+    flat = sums.reshape(-1)
+    for i in range(flat.size):
+        quotient = abs(np.int64(flat[i])) // count
+        flat[i] = quotient if flat[i] >= 0 else -quotient
 
 
 def _mean_quant_run(blocks, sums, table, offset, qmin, qmax, out):

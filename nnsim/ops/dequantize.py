@@ -13,7 +13,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels.quantize import dequantize as dequantize_kernel
-from nnsim.ops.base import OperationSpec
+from nnsim.kernels.quantize import dequantize_into
+from nnsim.ops.base import OperationSpec, context_runner
 from nnsim.types import FL1, FL3, OperandType, OperationCode
 
 T = OperandType
@@ -48,5 +49,23 @@ def execute(ctx):
     ctx.set_output(0, dequantize_kernel(ctx.input(0), **kwargs))
 
 
+def plan(ctx):
+    """Per-tensor 8-bit in, float32 out: the output written into one buffer kept across
+    executions."""
+    src = ctx.input_operand(0)
+    general = context_runner(SPEC, ctx)
+    if src.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or \
+            ctx.output_operand(0).type != T.TENSOR_FLOAT32:
+        return general
+    buffer = np.empty(ctx.output_shapes[0], np.float32)
+    result = [buffer]
+
+    def run(values):
+        if dequantize_into(values[0], buffer, in_scale=src.scale, in_zp=src.zero_point):
+            return result
+        return general(values)
+    return run
+
+
 SPEC = OperationSpec(OperationCode.DEQUANTIZE, validate, prepare, execute,
-                     allow_zero_sized_input=True)
+                     allow_zero_sized_input=True, plan=plan)

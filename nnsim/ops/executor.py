@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import Sequence
+from functools import partial
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -212,8 +213,7 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
             raise OpFailedError(f"operation {_name(step.op.type)} is not implemented")
         entry = plans[step.op_index]
         try:
-            if entry is not None and all(values.get(i) is entry[2][pos]
-                                         for pos, i in step.dynamic):
+            if entry is not None and _same_inputs(values, step.dynamic, entry[2]):
                 results = entry[1](entry[2])
             else:
                 in_vals = list(step.template)
@@ -249,6 +249,52 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
         vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
     # plans rewrite their buffers at the next execution: what leaves the executor is a copy
     return [np.array(values[o], copy=True) for o in model.output_indexes]
+
+
+def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
+    """One operation of each kind of ``model`` (its type and input operand types), in run
+    order, as ``(kind, warm)``: ``warm()`` runs that operation once on zero-filled inputs of
+    its operands' declared shapes (constants as they are), so that the kernels an execution
+    will need are compiled, and stored in numba's cache, ahead of it; it returns False when
+    the operation cannot run so (an input of unknown shape, a value it rejects). Nothing is
+    kept (see :mod:`nnsim.tools.warmup`)."""
+    state = ExecutorState(model)
+    first_of_kind: dict = {}
+    for step in state.steps:
+        kind = (step.op.type, tuple(o.type for o in step.in_operands))
+        first_of_kind.setdefault(kind, step)
+    return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
+
+
+def _warm_step(model, step: _Step) -> bool:
+    if step.spec is None:
+        return False
+    in_vals = list(step.template)
+    for pos, i in step.dynamic:
+        operand = model.operands[i]
+        if not operand.is_fully_specified:
+            return False
+        in_vals[pos] = np.zeros(tuple(operand.dimensions), operand.dtype())
+    try:
+        ctx = ExecutionContext(step.op.type, step.in_operands, in_vals, step.out_operands,
+                               run_model=run_model)
+        step.spec.prepare(ctx)
+        if step.spec.plan is not None:
+            step.spec.plan(ctx)(in_vals)
+        else:
+            step.spec.execute(ctx)
+    except Exception:   # best effort: the real execution reports any failure
+        return False
+    return True
+
+
+def _same_inputs(values: dict, dynamic: list, previous: list) -> bool:
+    """Whether each run-time input of a step is the very array its plan last ran on (a plain
+    loop: this check runs for every operation of every execution)."""
+    for pos, i in dynamic:
+        if values.get(i) is not previous[pos]:
+            return False
+    return True
 
 
 def _name(code: int) -> str:

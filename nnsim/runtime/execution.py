@@ -43,6 +43,7 @@ class _Argument:
         self.dtype = operand.dtype()
         self.memory, self.offset = memory, offset
         self.buffer = buffer
+        self._view = None
         if memory is not None:
             self.length = length
         elif buffer is not None:
@@ -70,16 +71,25 @@ class _Argument:
         return memoryview(self.buffer).cast("B")
 
     def input_array(self) -> np.ndarray | None:
+        """The bound input as an array of the operand's type and dimensions: a view of the
+        caller's memory (kept across computes of a reusable execution when the buffer is a
+        C-contiguous ndarray, so that the prepared model sees the same array each time)."""
         if self.omitted:
             return None
+        if self._view is not None:
+            return self._view
         arr = np.frombuffer(self.raw(), dtype=self.dtype)
         if self.dims:
             if arr.size != int(np.prod(self.dims)):
                 raise BadDataError("input buffer does not match the input dimensions")
-            return arr.reshape(self.dims)
-        if self.dims == () and arr.size == 1:
-            return arr.reshape(())
-        raise BadDataError("input of unknown shape: pass an operand type with dimensions")
+            arr = arr.reshape(self.dims)
+        elif arr.size == 1:
+            arr = arr.reshape(())
+        else:
+            raise BadDataError("input of unknown shape: pass an operand type with dimensions")
+        if isinstance(self.buffer, np.ndarray) and self.buffer.flags.c_contiguous:
+            self._view = arr   # shares the buffer's memory: later writes show through it
+        return arr
 
     def write(self, value: np.ndarray) -> bool:
         """Copy ``value`` into the bound buffer; False if it does not fit."""

@@ -14,11 +14,12 @@ import json
 import logging
 import os
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from nnsim.errors import NnapiError
+from nnsim.errors import BadDataError, NnapiError
 from nnsim.nnapi import ANeuralNetworksModel_getSupportedOperationsForDevices
 from nnsim.platform.properties import getprop_int, register_property, runtime_feature_level
 from nnsim.runtime import trace
@@ -72,6 +73,7 @@ class NnApiDelegateOptions:
     max_execution_loop_timeout_duration_ns: int = 0
     allow_dynamic_dimensions: bool = False
     use_burst_computation: bool = False
+    max_execution_cache_size: int = 4
     # nnsim: the emulated ``ro.build.version.sdk``; None reads the property (board profile).
     android_sdk_version: int | None = None
 
@@ -112,6 +114,8 @@ class NnApiDelegateKernel:
         self.converted = converted
         self.compilation = None
         self.last_execution = None
+        # NNAPIExecutionCache: signature -> (reusable execution, input pool, output pool)
+        self._executions: OrderedDict = OrderedDict()
 
     def init(self, target_feature_level: int) -> None:
         if self.converted is None:
@@ -155,17 +159,14 @@ class NnApiDelegateKernel:
 
     def invoke(self, values: dict) -> None:
         """Read the partition inputs from ``values`` (tensor -> array) and write its outputs,
-        with the Invoke type conversions of tflite-nnapi-delegate.md 3.6."""
+        with the Invoke type conversions of tflite-nnapi-delegate.md 3.6: the inputs are
+        copied into the partition's input pool, the execution writes the output pool, whose
+        arrays become the output tensors' values (as the delegate copies them back)."""
         conv = self.converted
-        ex = Execution(self.compilation)
-        for k, arr in enumerate(conv.nnapi_inputs(values)):
-            ex.set_input(k, None, np.ascontiguousarray(arr))
-        outs = []
-        for k in range(len(conv.model_output_tensors)):
-            operand = conv.nnapi_model.operands[conv.nnapi_model.output_indexes[k]]
-            buf = np.zeros(tuple(operand.dimensions), operand.dtype())
-            ex.set_output(k, None, buf)
-            outs.append(buf)
+        inputs = conv.nnapi_inputs(values)
+        ex, in_pool, out_pool = self._execution([np.shape(a) for a in inputs])
+        for buf, arr in zip(in_pool, inputs):
+            _copy_bytes(buf, arr)
         try:
             ex.compute()
         except NnapiError as e:
@@ -175,7 +176,53 @@ class NnApiDelegateKernel:
                                      f"to invoke.")
             raise
         self.last_execution = ex
-        values.update(conv.tflite_outputs(outs))
+        values.update(conv.tflite_outputs(out_pool))
+
+    def _execution(self, shapes: list) -> tuple:
+        """The execution for inputs of these shapes, with its input and output pools.
+
+        nnapi_delegate.cc ``Invoke``: when the runtime's feature level is above 30 and
+        ``max_execution_cache_size`` > 0, executions are made reusable and kept in an LRU
+        ``NNAPIExecutionCache`` keyed by the request's signature (here: the input shapes, the
+        only dynamic part of a request, as nnsim has no buffer handles); a cached execution
+        computes again without being created or bound. Otherwise every invoke creates,
+        binds and frees a new execution."""
+        key = tuple(tuple(s) for s in shapes)
+        cache_size = int(self.delegate.options.max_execution_cache_size)
+        reuse = self.delegate.runtime_feature_level() > MIN_SDK_NNAPI13 and cache_size > 0
+        if reuse and key in self._executions:
+            self._executions.move_to_end(key)
+            return self._executions[key]
+        model = self.converted.nnapi_model
+        ex = Execution(self.compilation)
+        if reuse:
+            ex.set_reusable(True)
+        in_pool, out_pool = [], []
+        for k, (index, shape) in enumerate(zip(model.input_indexes, key)):
+            buf = np.zeros(shape, model.operands[index].dtype())
+            ex.set_input(k, None, buf)
+            in_pool.append(buf)
+        for k, index in enumerate(model.output_indexes):
+            operand = model.operands[index]
+            buf = np.zeros(tuple(operand.dimensions), operand.dtype())
+            ex.set_output(k, None, buf)
+            out_pool.append(buf)
+        entry = (ex, in_pool, out_pool)
+        if reuse:
+            self._executions[key] = entry
+            while len(self._executions) > cache_size:
+                self._executions.popitem(last=False)
+        return entry
+
+
+def _copy_bytes(buf: np.ndarray, value) -> None:
+    """Copy ``value``'s bytes into the pool buffer ``buf`` (as the delegate's memcpy into
+    the shared input pool; a same-size dtype is reinterpreted, not converted)."""
+    src = np.ascontiguousarray(value)
+    if src.nbytes != buf.nbytes:
+        raise BadDataError(f"Setting argument with invalid length: {src.nbytes}, expected "
+                           f"length: {buf.nbytes}")
+    buf.reshape(-1).view(np.uint8)[:] = src.reshape(-1).view(np.uint8)
 
 
 class NnApiDelegate:

@@ -34,6 +34,7 @@ import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
+from nnsim.ops.executor import warm_up_steps
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
@@ -595,6 +596,37 @@ class Interpreter:
         self._steps, self._steps_plan = steps, self.execution_plan
         return steps
 
+    def _warm_up(self) -> int:
+        """Run one operation of each kind the plan holds (a delegate partition's NNAPI
+        operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin and input
+        types) once on zero inputs, except the kind an invoke meets first, kinds an invoke
+        meets last first: what the first invoke will need later gets compiled (and cached)
+        while that invoke compiles what it needs now. Only for a throwaway process
+        (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers are
+        overwritten. Returns how many operations ran."""
+        units: dict = {}   # kind -> warm(), in run order
+        for item, builtin, inputs, _, _, _ in self._build_steps():
+            if builtin is None:
+                kernel = self.delegation.kernels[item.index]
+                for model in _nnapi_models(kernel):
+                    for kind, warm in warm_up_steps(model):
+                        units.setdefault(("nnapi",) + kind, warm)
+                continue
+            key = ("tflite", type(builtin).__name__,
+                   tuple(self._sg.tensors[i].type for i in inputs if i >= 0))
+            units.setdefault(key, partial(self._warm_node, builtin, inputs))
+        return sum(bool(warm()) for warm in list(units.values())[1:][::-1])
+
+    def _warm_node(self, builtin, inputs) -> bool:
+        values = [None if i < 0 else self._values.get(i) for i in inputs]
+        values = [np.zeros(self._shape_or_file(i), numpy_dtype(self._sg.tensors[i].type))
+                  if v is None and i >= 0 else v for v, i in zip(values, inputs)]
+        try:
+            builtin.eval(values)
+        except Exception:   # best effort: the real invoke reports any failure
+            return False
+        return True
+
     def _run_node(self, builtin, op_inputs, op_outputs, dtypes, dynamic, values):
         inputs = [None if i < 0 else values.get(i) for i in op_inputs]
         for i, v in zip(op_inputs, inputs):
@@ -736,3 +768,13 @@ class SignatureRunner:
         return {name: self._interpreter._get_tensor_details(i)
                 for name, i in self._outputs.items()}
 
+
+def _nnapi_models(kernel) -> list:
+    """The NNAPI models a delegate partition's compilation runs (its step models); none for
+    a VX partition, which has no NNAPI compilation."""
+    plan = getattr(getattr(kernel, "compilation", None), "plan", None)
+    if plan is None:
+        return []
+    prepared = [plan.prepared] if plan.kind == plan.SIMPLE else \
+        [step.prepared for step in plan.execution_steps()]
+    return [p.model for p in prepared if p is not None]

@@ -190,3 +190,48 @@ def test_pool_and_reshape_plans_follow_new_inputs(code):
         else:   # TFLite's rounding average: (sum + count / 2) / count
             want = (windows.astype(np.int32).sum(axis=-1) + 2) // 4
         np.testing.assert_array_equal(out, want.reshape(18).astype(np.uint8))
+
+
+def _quantize_pool_model():
+    """float32 [1, 4, 4, 2] -> QUANTIZE (uint8, scale 0.1, zero point 7) -> AVERAGE_POOL_2D
+    2x2 stride 2 -> DEQUANTIZE -> float32 [1, 2, 2, 2]; outputs: the pooled uint8 and the
+    dequantized float32."""
+    _, m = nn.ANeuralNetworksModel_create()
+    f, q, i32 = T.TENSOR_FLOAT32, T.TENSOR_QUANT8_ASYMM, T.INT32
+    for dims, t, scale, zp in [((1, 4, 4, 2), f, 0.0, 0), ((1, 4, 4, 2), q, 0.1, 7)] + \
+            [((), i32, 0.0, 0)] * 6 + [((1, 2, 2, 2), q, 0.1, 7), ((1, 2, 2, 2), f, 0.0, 0)]:
+        nn.ANeuralNetworksModel_addOperand(m, nn.ANeuralNetworksOperandType(t, dims, scale, zp))
+    for i, v in enumerate([2, 2, 2, 2, 2, 0], start=2):   # VALID, strides, filter, fuse
+        nn.ANeuralNetworksModel_setOperandValue(m, i, np.array(v, np.int32))
+    nn.ANeuralNetworksModel_addOperation(m, C.QUANTIZE, [0], [1])
+    nn.ANeuralNetworksModel_addOperation(m, C.AVERAGE_POOL_2D, [1, 2, 3, 4, 5, 6, 7], [8])
+    nn.ANeuralNetworksModel_addOperation(m, C.DEQUANTIZE, [8], [9])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [8, 9])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+    return m
+
+
+def test_a_reusable_execution_reads_its_input_buffer_anew_at_each_compute():
+    """The plans bind their kernels to the arrays of the first compute (the bound input
+    buffer, their own output buffers); refilling the caller's input buffer must change every
+    result. Oracle: the arithmetic by hand (round half away from zero, TFLite's rounding
+    average, float32(double(scale) * (q - zp)))."""
+    comp = _compile(_quantize_pool_model())
+    _, ex = nn.ANeuralNetworksExecution_create(comp)
+    assert nn.ANeuralNetworksExecution_setReusable(ex, True) == nn.ANEURALNETWORKS_NO_ERROR
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    pooled, floats = np.zeros((1, 2, 2, 2), np.uint8), np.zeros((1, 2, 2, 2), np.float32)
+    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+    nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
+    nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+    rng = np.random.default_rng(11)
+    for _ in range(4):
+        x[...] = rng.uniform(-1.0, 26.0, x.shape).astype(np.float32)
+        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        v = (x / np.float32(0.1)).astype(np.float64)   # a float32 division, as TFLite
+        q = np.clip(np.sign(v) * np.floor(np.abs(v) + 0.5) + 7, 0, 255).astype(np.int64)
+        windows = q.reshape(2, 2, 2, 2, 2).transpose(0, 2, 4, 1, 3).reshape(1, 2, 2, 2, 4)
+        want = (windows.sum(axis=-1) + 2) // 4
+        np.testing.assert_array_equal(pooled, want.astype(np.uint8))
+        np.testing.assert_array_equal(
+            floats, (float(np.float32(0.1)) * (want - 7)).astype(np.float32))

@@ -1,0 +1,162 @@
+"""Cold start with a compiling child (nnsim/tools/warmup.py, executor.warm_up): the child runs a
+model's operations on zeros, kinds the first invoke meets last first, and is stopped when the
+first invoke ends; with an empty kernel cache `nnsim run` prints what it prints with a warm
+one."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.ops import executor
+from nnsim.tflite import Interpreter, load_delegate
+from nnsim.tools import warmup
+
+MODEL = "mobilenet_v1_0.25_224_1_default_1.tflite"
+
+
+@pytest.fixture
+def shared_models(shared_dir):
+    return shared_dir / "models"
+
+
+def _delegated(path):
+    delegate = load_delegate("nnapi", {"accelerator_name": "nnapi-reference"})
+    interp = Interpreter(model_path=str(path), experimental_delegates=[delegate])
+    interp.allocate_tensors()
+    return interp
+
+
+def test_warm_up_runs_one_operation_per_kind_last_kind_first_but_the_first(shared_models,
+                                                                          monkeypatch):
+    """The child leaves the kind the first invoke meets first to the invoke (which compiles
+    it at once) and takes the others from the last one back."""
+    interp = _delegated(shared_models / MODEL)
+    model = interp.delegation.kernels[0].compilation.plan.prepared.model
+    order = []
+    real = executor._warm_step
+
+    def recording(m, step):
+        order.append(step.op_index)
+        return real(m, step)
+    monkeypatch.setattr(executor, "_warm_step", recording)
+    kinds, first = [], []   # by first appearance in run order, and where each first appears
+    for k, op in enumerate(model.operations):
+        kind = (op.type, tuple(model.operands[i].type for i in op.inputs))
+        if kind not in kinds:
+            kinds.append(kind)
+            first.append(k)
+    assert len(kinds) == 5   # CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, SOFTMAX
+    assert interp._warm_up() == len(kinds) - 1
+    assert order == first[1:][::-1]
+
+
+def test_warm_up_leaves_the_interpreter_results_unchanged_in_its_own_process(shared_models):
+    """(The child owns its copy; here, in one process, an invoke after a warm-up still
+    computes what a fresh interpreter computes.)"""
+    x = np.random.default_rng(2).uniform(-1, 1, (1, 224, 224, 3)).astype(np.float32)
+    results = []
+    for warm in (False, True):
+        interp = _delegated(shared_models / MODEL)
+        if warm:
+            interp._warm_up()
+        interp.set_tensor(interp.get_input_details()[0]["index"], x)
+        interp.invoke()
+        results.append(interp.get_tensor(interp.get_output_details()[0]["index"]))
+    np.testing.assert_array_equal(results[0], results[1])
+
+
+class _SlowInterp:
+    """Stands in for an interpreter: its warm-up says it started, then takes long."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def _warm_up(self):
+        self.marker.write_text(str(os.getpid()))
+        time.sleep(60)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_the_child_is_stopped_when_the_first_invoke_ends(tmp_path, monkeypatch):
+    monkeypatch.setattr(warmup, "worth_it", lambda: True)
+    marker = tmp_path / "child"
+    with warmup.compiling_alongside(_SlowInterp(marker)):
+        deadline = time.monotonic() + 20
+        while not marker.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.05)   # the pid written in full
+        pid = int(marker.read_text())
+        assert pid != os.getpid()
+        os.kill(pid, 0)   # running
+    with pytest.raises(ProcessLookupError):   # stopped and reaped: no zombie left
+        os.kill(pid, 0)
+
+
+def test_no_child_when_turned_off_or_the_cache_is_warm(monkeypatch):
+    monkeypatch.setenv(warmup.ENV, "0")
+    assert not warmup.worth_it()
+    monkeypatch.delenv(warmup.ENV)
+    monkeypatch.setattr(warmup, "cache_is_empty", lambda: False)
+    assert not warmup.worth_it()
+
+
+@pytest.mark.skipif(not JIT_ENABLED or not hasattr(os, "fork"), reason="needs numba and fork")
+def test_a_cold_run_prints_what_a_warm_run_prints(shared_models, tmp_path):
+    """A first `nnsim run` on an empty kernel cache (a compiling child at work) against the
+    same run on the filled cache: the same placement, outputs and top-5 labels."""
+    model = shared_models / "mobilenet_v1_1.0_224_quant_reconstructed.tflite"
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"))
+    env.pop(warmup.ENV, None)
+
+    def run():
+        out = subprocess.run([sys.executable, "-m", "nnsim.cli", "run", str(model)], env=env,
+                             capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr
+        return [line for line in out.stdout.splitlines() if not line.startswith("time:")]
+    cold = run()
+    assert list((tmp_path / "numba").rglob("*.nbi")), "nothing was cached"
+    assert run() == cold
+    assert any(line.strip().startswith("top-5:") for line in cold)
+
+
+@njit
+def _cached_for_the_lock_test(x):
+    return x + 1
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="needs numba")
+def test_cache_stores_wait_for_the_lock():
+    """Two processes compiling into one cache: a store waits while another process holds
+    the cache directory's lock (the same lock file opened twice conflicts as two processes'
+    would)."""
+    import fcntl
+    import threading
+    from pathlib import Path
+
+    from nnsim.kernels import _jit
+
+    f = _cached_for_the_lock_test
+    assert f in _jit._SAVES_LOCKED
+    cache_file = f._cache._cache_file
+    cache_dir = Path(cache_file._cache_path)
+    cache_dir.mkdir(parents=True, exist_ok=True)
+    stem = Path(cache_file._index_path).name[:-len(".nbi")]
+    for old in cache_dir.glob(stem + ".*"):
+        old.unlink()
+    index = Path(cache_file._index_path)
+    with open(cache_dir / "nnsim-jit.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        worker = threading.Thread(target=f, args=(np.int64(41),))
+        worker.start()
+        time.sleep(3.0)   # the compilation is done long before: only the store is left
+        stored_while_locked = index.exists()
+        fcntl.flock(lock, fcntl.LOCK_UN)
+    worker.join(60)
+    assert not stored_while_locked
+    assert index.exists()
