@@ -74,11 +74,21 @@ def execute(ctx):
 
 
 def plan(ctx):
-    """Multipliers and the output buffer computed once per input shapes (float and quant8)."""
+    """Multipliers and the output buffer computed once per input shapes (float and quant8).
+    A constant input that broadcasts against the other is expanded to the output's shape
+    once (same values, element for element), so the kernel runs on equal shapes, bound to
+    the buffers (e.g. the ADD of a zero the delegate puts after a requantizing MEAN)."""
     a, b = ctx.input(0), ctx.input(1)
     t = ctx.input_operand(0).type
     if t == T.TENSOR_INT32 or a.size == 0 or b.size == 0:
         return context_runner(_SPECS[ctx.code], ctx)
+    fixed = [None, None]   # the expanded constant input, by position
+    shape = np.broadcast_shapes(a.shape, b.shape)
+    for pos, (x, other) in enumerate(((a, b), (b, a))):
+        if x.shape != shape and other.shape == shape and ctx.input_operand(pos).is_constant:
+            fixed[pos] = np.ascontiguousarray(np.broadcast_to(x, shape))
+    a = a if fixed[0] is None else fixed[0]
+    b = b if fixed[1] is None else fixed[1]
     kernel_plan = elementwise.prepare_binary(_BINARY_OP[ctx.code], a.shape, b.shape, a.dtype,
                                              b.dtype, **_kernel_kwargs(ctx))
     buffer = np.empty(kernel_plan.shape, kernel_plan.out_dtype)
@@ -86,7 +96,8 @@ def plan(ctx):
     bound = [None, None, None]   # (a, b, kernel call bound to them and to the buffer)
 
     def run(values):
-        a, b = values[0], values[1]
+        a = values[0] if fixed[0] is None else fixed[0]
+        b = values[1] if fixed[1] is None else fixed[1]
         if a is bound[0] and b is bound[1]:
             bound[2]()
             return result

@@ -159,14 +159,14 @@ class NnApiDelegateKernel:
 
     def invoke(self, values: dict) -> None:
         """Read the partition inputs from ``values`` (tensor -> array) and write its outputs,
-        with the Invoke type conversions of tflite-nnapi-delegate.md 3.6: the inputs are
-        copied into the partition's input pool, the execution writes the output pool, whose
-        arrays become the output tensors' values (as the delegate copies them back)."""
+        with the Invoke type conversions of tflite-nnapi-delegate.md 3.6. The execution's
+        outputs are the partition's output pool, whose arrays become the output tensors'
+        values (the delegate copies them back)."""
         conv = self.converted
         inputs = conv.nnapi_inputs(values)
-        ex, in_pool, out_pool = self._execution([np.shape(a) for a in inputs])
-        for buf, arr in zip(in_pool, inputs):
-            _copy_bytes(buf, arr)
+        ex, bound, out_pool = self._execution([np.shape(a) for a in inputs])
+        for k, (tensor, arr) in enumerate(zip(conv.model_input_tensors, inputs)):
+            _bind_input(ex, bound, k, arr, arr is values.get(tensor))
         try:
             ex.compute()
         except NnapiError as e:
@@ -179,14 +179,14 @@ class NnApiDelegateKernel:
         values.update(conv.tflite_outputs(out_pool))
 
     def _execution(self, shapes: list) -> tuple:
-        """The execution for inputs of these shapes, with its input and output pools.
+        """``(execution, bound inputs, output pool)`` for inputs of these shapes.
 
         nnapi_delegate.cc ``Invoke``: when the runtime's feature level is above 30 and
         ``max_execution_cache_size`` > 0, executions are made reusable and kept in an LRU
         ``NNAPIExecutionCache`` keyed by the request's signature (here: the input shapes, the
         only dynamic part of a request, as nnsim has no buffer handles); a cached execution
-        computes again without being created or bound. Otherwise every invoke creates,
-        binds and frees a new execution."""
+        computes again without being created or its outputs bound. Otherwise every invoke
+        creates, binds and frees a new execution."""
         key = tuple(tuple(s) for s in shapes)
         cache_size = int(self.delegate.options.max_execution_cache_size)
         reuse = self.delegate.runtime_feature_level() > MIN_SDK_NNAPI13 and cache_size > 0
@@ -197,17 +197,17 @@ class NnApiDelegateKernel:
         ex = Execution(self.compilation)
         if reuse:
             ex.set_reusable(True)
-        in_pool, out_pool = [], []
-        for k, (index, shape) in enumerate(zip(model.input_indexes, key)):
-            buf = np.zeros(shape, model.operands[index].dtype())
-            ex.set_input(k, None, buf)
-            in_pool.append(buf)
+        out_pool = []
         for k, index in enumerate(model.output_indexes):
             operand = model.operands[index]
             buf = np.zeros(tuple(operand.dimensions), operand.dtype())
             ex.set_output(k, None, buf)
             out_pool.append(buf)
-        entry = (ex, in_pool, out_pool)
+        # per input: the array bound to the execution, and the pool buffer of the input
+        # when its values need a copy (a converted or non-contiguous value)
+        inputs = [[None, np.zeros(shape, model.operands[index].dtype())]
+                  for index, shape in zip(model.input_indexes, key)]
+        entry = (ex, inputs, out_pool)
         if reuse:
             self._executions[key] = entry
             while len(self._executions) > cache_size:
@@ -215,14 +215,28 @@ class NnApiDelegateKernel:
         return entry
 
 
-def _copy_bytes(buf: np.ndarray, value) -> None:
-    """Copy ``value``'s bytes into the pool buffer ``buf`` (as the delegate's memcpy into
-    the shared input pool; a same-size dtype is reinterpreted, not converted)."""
+def _bind_input(ex: Execution, bound: list, k: int, value, is_tensor: bool) -> None:
+    """Input ``k`` of the execution: the TFLite tensor's own array (``is_tensor``: no
+    conversion) when its type and layout are the operand's, so that a reused execution stays
+    bound to it (a tensor keeps its buffer from invoke to invoke) and the prepared plans to
+    their inputs; else a copy of the value's bytes in the input's pool buffer (as the
+    delegate's memcpy into the shared input pool; a same-size dtype is reinterpreted, not
+    converted). Either way the model reads the same values."""
+    current, pool = bound[k]
+    if (is_tensor and isinstance(value, np.ndarray) and value.dtype == pool.dtype
+            and value.shape == pool.shape and value.flags.c_contiguous):
+        if value is not current:
+            ex.set_input(k, None, value)
+            bound[k][0] = value
+        return
     src = np.ascontiguousarray(value)
-    if src.nbytes != buf.nbytes:
+    if src.nbytes != pool.nbytes:
         raise BadDataError(f"Setting argument with invalid length: {src.nbytes}, expected "
-                           f"length: {buf.nbytes}")
-    buf.reshape(-1).view(np.uint8)[:] = src.reshape(-1).view(np.uint8)
+                           f"length: {pool.nbytes}")
+    pool.reshape(-1).view(np.uint8)[:] = src.reshape(-1).view(np.uint8)
+    if current is not pool:
+        ex.set_input(k, None, pool)
+        bound[k][0] = pool
 
 
 class NnApiDelegate:

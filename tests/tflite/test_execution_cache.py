@@ -81,3 +81,17 @@ def test_outputs_already_read_are_left_alone(model):
     out_b = _invoke(interp, b)
     np.testing.assert_array_equal(out_a, kept)
     assert not np.array_equal(out_a, out_b)
+
+
+def test_an_input_written_in_place_is_read_anew(model):
+    """A reused execution reads the input tensor's own buffer: values written into it
+    through ``tensor()`` (no set_tensor) are what the next invoke computes on."""
+    a, b = _inputs(2)
+    want = _invoke(_interp(model), b)
+    interp = _interp(model)
+    _invoke(interp, a)
+    view = interp.tensor(interp.get_input_details()[0]["index"])
+    view()[...] = b
+    interp.invoke()
+    np.testing.assert_array_equal(
+        interp.get_tensor(interp.get_output_details()[0]["index"]), want)

@@ -235,3 +235,31 @@ def test_a_reusable_execution_reads_its_input_buffer_anew_at_each_compute():
         np.testing.assert_array_equal(pooled, want.astype(np.uint8))
         np.testing.assert_array_equal(
             floats, (float(np.float32(0.1)) * (want - 7)).astype(np.float32))
+
+
+@pytest.mark.parametrize("constant_first", [False, True])
+def test_a_broadcast_constant_operand_is_expanded_once_and_kept_in_order(constant_first):
+    """SUB of x [2, 3, 4] and a constant [4] (either side) over several executions of one
+    compilation: the plan expands the constant once; the values and the operand order must
+    stay those of numpy's broadcasting (hand oracle)."""
+    _, m = nn.ANeuralNetworksModel_create()
+    f = T.TENSOR_FLOAT32
+    for dims, t in [((2, 3, 4), f), ((4,), f), ((), T.INT32), ((2, 3, 4), f)]:
+        nn.ANeuralNetworksModel_addOperand(m, nn.ANeuralNetworksOperandType(t, dims, 0.0, 0))
+    c = np.array([0.5, -1.0, 2.0, 8.0], np.float32)
+    nn.ANeuralNetworksModel_setOperandValue(m, 1, c)
+    nn.ANeuralNetworksModel_setOperandValue(m, 2, np.array(0, np.int32))
+    ins = [1, 0, 2] if constant_first else [0, 1, 2]
+    nn.ANeuralNetworksModel_addOperation(m, C.SUB, ins, [3])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [3])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+    comp = _compile(m)
+    rng = np.random.default_rng(4)
+    for _ in range(3):
+        x = rng.normal(size=(2, 3, 4)).astype(np.float32)
+        _, ex = nn.ANeuralNetworksExecution_create(comp)
+        out = np.zeros((2, 3, 4), np.float32)
+        nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+        nn.ANeuralNetworksExecution_setOutput(ex, 0, None, out)
+        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        np.testing.assert_array_equal(out, c - x if constant_first else x - c)
