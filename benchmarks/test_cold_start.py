@@ -1,0 +1,52 @@
+"""Cold start: a first `nnsim run` on an empty numba cache (a fresh install), with the
+compiling child of nnsim/tools/warmup.py and without it (``NNSIM_WARM_UP=0``), alternated
+round by round; the warm run (filled cache) alongside for reference. Each round is a new
+process on a new empty ``NUMBA_CACHE_DIR``, so a round takes the whole compile time (about
+10 s). Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
+(``NUMBA_CPU_NAME=haswell`` compiles the AVX2 kernels instead).
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from benchmarks._results import MODELS
+
+MODEL = "mobilenet_v1_1.0_224_quant_reconstructed"
+ROUNDS = 3
+
+pytestmark = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models at {MODELS}")
+
+
+def _run(cache_dir: str, warm_up: str) -> float:
+    env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, NNSIM_WARM_UP=warm_up)
+    start = time.perf_counter()
+    out = subprocess.run([sys.executable, "-m", "nnsim.cli", "run",
+                          str(MODELS / f"{MODEL}.tflite")], env=env, capture_output=True,
+                         text=True, timeout=600)
+    elapsed = time.perf_counter() - start
+    assert out.returncode == 0, out.stderr
+    return elapsed
+
+
+def test_cold_start(benchmark):
+    times: dict = {"child": [], "no child": [], "warm": []}
+
+    def one_round():
+        for key, warm_up in (("child", "1"), ("no child", "0")):
+            with tempfile.TemporaryDirectory() as cache:
+                times[key].append(_run(cache, warm_up))
+                if key == "child":
+                    times["warm"].append(_run(cache, "1"))   # the cache it filled
+    benchmark.pedantic(one_round, rounds=ROUNDS, iterations=1)
+    medians = {key: statistics.median(v) for key, v in times.items()}
+    benchmark.extra_info.update({f"{k}_s": v for k, v in medians.items()})
+    print(f"\ncold start of `nnsim run {MODEL}` (median of {ROUNDS}, wall): "
+          + ", ".join(f"{k} {v:.2f} s" for k, v in medians.items())
+          + f"; each: {times}")
