@@ -14,22 +14,10 @@ import numpy as np
 
 import nnsim
 from nnsim.commands.argtypes import integer, positive_float
-from nnsim.commands.client import (
-    add_client_arguments,
-    client_delegate,
-    client_description,
-    devices_line,
-    sdk_version,
-)
-from nnsim.commands.common import (
-    RunError,
-    UsageError,
-    apply_board,
-    apply_setprops,
-    fmt_ms,
-    install_log_handlers,
-    load_model_bytes,
-)
+from nnsim.commands.client import (add_client_arguments, client_delegate, client_description,
+                                   devices_line, sdk_version)
+from nnsim.commands.common import (RunError, UsageError, apply_board, apply_setprops, fmt_ms,
+                                   install_log_handlers, load_model_bytes)
 from nnsim.commands.results import interpret_outputs, read_label_file
 from nnsim.drivers.synap_npu import compile_cache_summary
 from nnsim.errors import BuiltinError, ModelFileError
