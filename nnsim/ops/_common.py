@@ -66,6 +66,26 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
     return run
 
 
+def bound_runner(bind, fallback, result: list):
+    """``runner(values) -> outputs`` for a plan with fixed output buffers (``result``):
+    ``bind(x)`` gives a function of no arguments computing them from the current contents
+    of input 0, or None when that input does not allow it (then ``fallback(values)`` runs
+    instead); the bound call is reused while input 0 is the same array (another plan's
+    buffer)."""
+    bound = [None, None]   # (input array, the call bound to it)
+
+    def run(values):
+        x = values[0]
+        if x is not bound[0]:
+            call = bind(x)
+            if call is None:
+                return fallback(values)
+            bound[:] = x, call
+        bound[1]()
+        return result
+    return run
+
+
 def is_quant8(t: int) -> bool:
     return t in QUANT8_TYPES
 

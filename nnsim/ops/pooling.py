@@ -94,20 +94,12 @@ def plan(ctx):
     if nchw:
         return general
     buffer = np.empty(ctx.output_shapes[0], dtype)
-    result = [buffer]
-    bound = [None, None]
 
-    def run(values):
-        x = values[0]
-        if x is not bound[0]:
-            call = None if np.shares_memory(x, buffer) else \
-                pooling.bind_pool_2d(kind, x, buffer, **p)
-            if call is None:
-                return general(values)
-            bound[:] = x, call
-        bound[1]()
-        return result
-    return run
+    def bind(x):
+        if np.shares_memory(x, buffer):
+            return None
+        return pooling.bind_pool_2d(kind, x, buffer, **p)
+    return cm.bound_runner(bind, general, [buffer])
 
 
 AVERAGE_POOL_2D = OperationSpec(C.AVERAGE_POOL_2D, validate, prepare, execute,

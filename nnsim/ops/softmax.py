@@ -72,19 +72,10 @@ def plan(ctx):
         return context_runner(SPEC, ctx)
     beta, quant = float(ctx.scalar(1)), cm.io_quant(ctx)
     kernel_plan = prepare_softmax(x.shape, x.dtype, beta, **quant)
-    result = [kernel_plan.out]
-    bound = [None, None]
-
-    def run(values):
-        x = values[0]
-        if x is not bound[0]:
-            call = kernel_plan.bind(x) if x.flags.c_contiguous else None
-            if call is None:
-                return [softmax_kernel(x, beta, axis=-1, **quant)]
-            bound[:] = x, call
-        bound[1]()
-        return result
-    return run
+    return cm.bound_runner(
+        lambda x: kernel_plan.bind(x) if x.flags.c_contiguous else None,
+        lambda values: [softmax_kernel(values[0], beta, axis=-1, **quant)],
+        [kernel_plan.out])
 
 
 SPEC = OperationSpec(OperationCode.SOFTMAX, validate, prepare, execute,

@@ -114,6 +114,7 @@ class NnApiDelegateKernel:
         self.converted = converted
         self.compilation = None
         self.last_execution = None
+        self._cache_size = 0   # executions kept (see _execution); set by prepare
         # NNAPIExecutionCache: signature -> (reusable execution, input pool, output pool)
         self._executions: OrderedDict = OrderedDict()
 
@@ -150,6 +151,9 @@ class NnApiDelegateKernel:
                                      f"to prepare.")
             raise DelegateError(str(e)) from e
         self.compilation = comp
+        # nnapi_delegate.cc: executions are cached (reusable) only above runtime FL 30
+        reusable = self.delegate.runtime_feature_level() > MIN_SDK_NNAPI13
+        self._cache_size = int(opts.max_execution_cache_size) if reusable else 0
 
     def _cache_token(self) -> bytes:
         # Upstream tiles the partition's 64-bit fingerprint; any stable 32 bytes derived from
@@ -188,8 +192,7 @@ class NnApiDelegateKernel:
         computes again without being created or its outputs bound. Otherwise every invoke
         creates, binds and frees a new execution."""
         key = tuple(tuple(s) for s in shapes)
-        cache_size = int(self.delegate.options.max_execution_cache_size)
-        reuse = self.delegate.runtime_feature_level() > MIN_SDK_NNAPI13 and cache_size > 0
+        reuse = self._cache_size > 0
         if reuse and key in self._executions:
             self._executions.move_to_end(key)
             return self._executions[key]
@@ -210,7 +213,7 @@ class NnApiDelegateKernel:
         entry = (ex, inputs, out_pool)
         if reuse:
             self._executions[key] = entry
-            while len(self._executions) > cache_size:
+            while len(self._executions) > self._cache_size:
                 self._executions.popitem(last=False)
         return entry
 
