@@ -2,7 +2,10 @@
 compiling child of nnsim/tools/warmup.py and without it (``NNSIM_WARM_UP=0``), alternated
 round by round; the warm run (filled cache) alongside for reference. Each round is a new
 process on a new empty ``NUMBA_CACHE_DIR``, so a round takes the whole compile time (about
-10 s). Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
+10 s). The whole shared model set: every model's first `nnsim run`, one after the other on one
+empty cache (each run compiles what no earlier run compiled), then the same runs on the filled
+cache; the difference of the totals is the compile time of the set's kernels (about 1 min a
+round). Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
 (``NUMBA_CPU_NAME=haswell`` compiles the AVX2 kernels instead).
 """
 from __future__ import annotations
@@ -24,11 +27,11 @@ ROUNDS = 3
 pytestmark = pytest.mark.skipif(not MODELS.is_dir(), reason=f"no shared models at {MODELS}")
 
 
-def _run(cache_dir: str, warm_up: str) -> float:
+def _run(cache_dir: str, warm_up: str, model: str = MODEL) -> float:
     env = dict(os.environ, NUMBA_CACHE_DIR=cache_dir, NNSIM_WARM_UP=warm_up)
     start = time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "nnsim.cli", "run",
-                          str(MODELS / f"{MODEL}.tflite")], env=env, capture_output=True,
+                          str(MODELS / f"{model}.tflite")], env=env, capture_output=True,
                          text=True, timeout=600)
     elapsed = time.perf_counter() - start
     assert out.returncode == 0, out.stderr
@@ -50,3 +53,24 @@ def test_cold_start(benchmark):
     print(f"\ncold start of `nnsim run {MODEL}` (median of {ROUNDS}, wall): "
           + ", ".join(f"{k} {v:.2f} s" for k, v in medians.items())
           + f"; each: {times}")
+
+
+def test_cold_start_whole_model_set(benchmark):
+    models = sorted(p.stem for p in MODELS.glob("*.tflite"))
+    compile_s: list = []
+    per_model: dict = {}
+
+    def one_round():
+        with tempfile.TemporaryDirectory() as cache:
+            cold = [_run(cache, "1", m) for m in models]
+            warm = [_run(cache, "1", m) for m in models]
+        compile_s.append(sum(cold) - sum(warm))
+        for m, c, w in zip(models, cold, warm):
+            per_model.setdefault(m, []).append(c - w)
+    benchmark.pedantic(one_round, rounds=2, iterations=1)
+    benchmark.extra_info["compile_s"] = statistics.median(compile_s)
+    slowest = sorted(per_model, key=lambda m: -statistics.median(per_model[m]))[:5]
+    print(f"\nwhole model set ({len(models)} models), first runs in turn on one empty cache minus "
+          f"the same runs warm: {statistics.median(compile_s):.2f} s (rounds: "
+          + ", ".join(f"{c:.2f}" for c in compile_s) + "); most: "
+          + ", ".join(f"{m} {statistics.median(per_model[m]):.2f} s" for m in slowest))

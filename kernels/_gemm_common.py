@@ -15,15 +15,16 @@ _DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm.
 
 @njit(_nrt=False)
 def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
-    """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row."""
-    n, h, w, cin = x.shape
-    xb, pb = x.reshape(-1).view(np.uint8), padded.view(np.uint8)
-    size = w * cin * x.itemsize
+    """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row. Both
+    arrays are byte views (``x`` [N, H, W, C * itemsize] C-contiguous, ``padded`` 1-D), so one
+    compilation serves every element type."""
+    n, h, w, row = x.shape
+    xb = x.reshape(-1)
+    size = w * row
     s = 0
     for b in range(n):
         for y in range(h):
-            _copy_run(xb, s, pb, ((b * hp + y + pad_top) * wp + pad_left) * cin * x.itemsize,
-                      size, flip)
+            _copy_run(xb, s, padded, ((b * hp + y + pad_top) * wp + pad_left) * row, size, flip)
             s += size
 
 

@@ -286,6 +286,7 @@ def _requantize_core(acc, qp, zp, lo, hi, out):
     for r in range(rows):
         for c in range(0, cout, 16):
             n = min(16, cout - c)
-            buf[:n] = flat[r * cout + c:r * cout + c + n]
+            for j in range(n):   # not a slice assignment (see elementwise._quant_range)
+                buf[j] = flat[r * cout + c + j]
             _emit(vi_load(buf, 0), qp, c, cpad, 0, zp, lo, hi, oflat, r * cout + c, n, scratch)
     return out

@@ -26,6 +26,7 @@ registers), numpy arrays of 16 lanes when not (same results, slowly).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 from pathlib import Path
@@ -41,8 +42,9 @@ try:  # numba is a hard dependency, but a missing install must not break imports
     import llvmlite.binding as _llvm
     import numba as _numba
     from numba.core import config as _numba_config
+    from numba.core import event as _numba_event
 except ImportError:  # pragma: no cover - exercised only on installs without numba
-    _numba = _numba_config = _llvm = None
+    _numba = _numba_config = _numba_event = _llvm = None
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
@@ -243,13 +245,35 @@ def cache_shared_safely() -> bool:
     return JIT_ENABLED and bool(_FLAGS["cache"]) and _fcntl is not None and bool(_SAVES_LOCKED)
 
 
-def cache_is_empty() -> bool:
-    """True when kernels are cached but none is stored yet: a fresh install, or kernel sources
-    changed since the cache was made (see :func:`_drop_stale_caches`)."""
-    if not (JIT_ENABLED and _FLAGS["cache"]):
-        return False
-    cache_dir = _cache_dir(Path(__file__).resolve().parent)
-    return not any(cache_dir.glob("*.nbi"))
+@contextlib.contextmanager
+def on_first_compile(callback):
+    """Run the body; the first time numba starts compiling a function in it (a cache miss: a
+    kernel neither compiled in this process nor found in the cache), call ``callback()`` from
+    there, once. Nothing is called when nothing compiles, with the JIT off, or when the
+    installed numba has no compile events."""
+    register = getattr(_numba_event, "register", None)
+    unregister = getattr(_numba_event, "unregister", None)
+    if not JIT_ENABLED or register is None or unregister is None:
+        yield
+        return
+
+    class _First(_numba_event.Listener):
+        fired = False
+
+        def on_start(self, event):
+            if not self.fired:
+                self.fired = True   # before the call: what the callback compiles is not "first"
+                callback()
+
+        def on_end(self, event):
+            pass
+
+    listener = _First()
+    register("numba:compile", listener)
+    try:
+        yield
+    finally:
+        unregister("numba:compile", listener)
 
 
 #: ``numba.prange`` when compiling, the builtin ``range`` otherwise. Kernels are

@@ -9,7 +9,8 @@ The cores work on 16 channels at a time (:mod:`nnsim.kernels._jit` SIMD ops) ove
 the input with the padding materialised (and channels repeated ``depth_multiplier`` times):
 integer padding holds ``x_zp`` and the accumulator is ``sum x * (w - w_zp) + bias - x_zp *
 sum(w - w_zp)`` (int16 products: ``vpdpwssd``), so a padding tap adds exactly nothing, as a
-skipped one; float padding holds
+skipped one. An int8 input is copied as uint8 ``x + 128`` with ``x_zp + 128`` (the same sum,
+exactly), so int8 and uint8 layers run one compiled core; float padding holds
 0.0 and taps are summed one at a time from 0.0 in (ky, kx) order, then the bias is added
 (TFLite's order; a 0.0 tap adds nothing to a sum that starts at +0.0).
 """
@@ -120,12 +121,16 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         odt = cm.output_dtype(out_dtype, x_dtype)
         lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, odt)
         wq = w[0].astype(np.int64) - int(w_zp)
-        bias = cm.bias_int32(bias, cout).astype(np.int64) - int(in_zp) * wq.sum(axis=(0, 1))
-        plan = _Plan(x_shape, out_shape, x_dtype, pads, m, geo, int(in_zp))
+        # int8 as uint8 + 128 (module doc): the zero point moves with the values
+        flip = 128 if x_dtype == np.int8 else 0
+        xzp = int(in_zp) + flip
+        bias = cm.bias_int32(bias, cout).astype(np.int64) - xzp * wq.sum(axis=(0, 1))
+        plan = _Plan(x_shape, out_shape, np.dtype(np.uint8), pads, m, geo, xzp)
+        plan.flip = flip
         # int16 weights in the low half of each int32 lane (vi_dpwssd: acc + x * w)
         plan.weights = _pad_channels(wq.astype(np.int32) & 0xFFFF, plan.cpad)
         plan.qp = requant_params(bias, mults, shifts)
-        plan.prm = np.array([int(out_zp), int(lo), int(hi), int(in_zp)], np.int64)
+        plan.prm = np.array([int(out_zp), int(lo), int(hi), xzp, flip], np.int64)
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -133,6 +138,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         names = ", ".join(np.dtype(a).name for a in cm.FLOAT_DTYPES)
         raise TypeError(f"input: dtype {x_dtype.name} not supported (expected {names})")
     plan = _Plan(x_shape, out_shape, np.dtype(np.float32), pads, m, geo, 0)
+    plan.flip = 0
     plan.weights = _pad_channels(w[0].astype(np.float32), plan.cpad)
     plan.bias = _pad_channels(cm.bias_float32(bias, cout), plan.cpad)
     plan.clamp = np.array(cm.float_clamp(fuse), np.float32)
@@ -186,22 +192,25 @@ class _Plan:
         (both arrays fixed: an interpreter's tensor buffers); with more than one thread
         (:mod:`nnsim.kernels.threads`) the layer is split into parts, see :meth:`_parallel`."""
         split = self._parallel()
-        if split is None:
-            common = (self.src, self.ring, self.dims, self.geo, self.slots, self.rows)
-        else:
-            common = (split[1], self.ring, self.dims, self.geo, split[2], split[3])
+        srcs = self.src if split is None else split[1]
+        # rows are copied as bytes: one compiled _window_rows serves every dtype
+        common = (srcs, srcs.view(np.uint8), self.ring, self.dims, self.geo)
+        common += (self.slots, self.rows) if split is None else (split[2], split[3])
+        xb = x.view(np.uint8).reshape(-1)
         if out.dtype.kind == "f":
             core = _dw_float_part if split is None else _dw_float_par
             args = (self.weights, self.bias, self.clamp, out.reshape(-1))
-        else:
+            x = x.reshape(-1)
+        else:   # int8 read as uint8 (module doc)
             core = _dw_quant_part if split is None else _dw_quant_par
             args = (self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1))
+            x = xb
         args += (self.out_shape, self.cpad)
         # serially, the part of every row and channel (no wrapper: one compilation fewer)
         batches, out_h, _, cout = self.out_shape
         args += (0, batches * out_h, 0, cout) if split is None else (split[0],)
-        call = partial(core, x.reshape(-1), *common, *args)
-        return call if self.ring else partial(_repeat_then, self, x, call)
+        call = partial(core, x, xb, *common, *args)
+        return call if self.ring else partial(_repeat_then, self, xb, call)
 
     def _parallel(self):
         """For the current thread count: ``(parts, rings, slots, rows)`` with one ring (or
@@ -234,15 +243,20 @@ class _Plan:
                 np.zeros((n, self.rows.size), np.int64))
 
 
-def _repeat_then(plan, x, call):
+def _repeat_then(plan, xb, call):
+    x = xb.view(plan.src.dtype).reshape(plan.inner.shape[:3] + (-1,))
+    if plan.flip:
+        x = x ^ np.uint8(plan.flip)
     plan.inner[...] = np.repeat(x, plan.m, axis=3)
     call()
 
 
 @njit(_nrt=False)
-def _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, fill):
+def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, fill, flip):
     """``rows[ky]``: where padded input row ``ky`` of output row ``oy``'s windows starts in
-    ``src``; with the ring, rows not in it yet are copied (or filled with padding) first."""
+    ``src`` (in elements of ``size`` bytes); with the ring, rows not in it yet are copied
+    (bytes XOR ``flip``) or filled with the padding byte ``fill`` first. ``xb`` and ``sb`` are
+    byte views of the input and of ``src``."""
     kh, stride_h, dil_h = geo[0], geo[2], geo[4]
     h, w, pt, pl, hp, wp, span = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6]
     length = wp * cout
@@ -255,37 +269,36 @@ def _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, fill):
         rows[ky] = slot * length
         if slots[slot] != iy:
             slots[slot] = iy
-            d = slot * length + pl * cout
+            d = (slot * length + pl * cout) * size
             if 0 <= iy < h:
-                _copy_run(x.view(np.uint8), (b * h + iy) * w * cout * x.itemsize,
-                          src.view(np.uint8), d * x.itemsize, w * cout * x.itemsize,
-                          np.uint8(0))
+                _copy_run(xb, (b * h + iy) * w * cout * size, sb, d, w * cout * size, flip)
             else:
-                for i in range(d, d + w * cout):
-                    src[i] = fill
+                for i in range(d, d + w * cout * size):
+                    sb[i] = fill
 
 
 @njit(parallel=True)
-def _dw_quant_par(x, srcs, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad,
-                  parts):
+def _dw_quant_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape,
+                  cpad, parts):
     """The layer in parts run by numba's threads (see :meth:`_Plan.bind`): part ``t``
     computes output rows ``parts[t, 0:2]`` (over batches) x channels ``parts[t, 2:4]``, with
     its own ring ``srcs[t]`` (one shared padded copy ``srcs[0]`` without a ring)."""
     for t in prange(parts.shape[0]):
-        src = srcs[min(np.int64(t), srcs.shape[0] - 1)]
-        _dw_quant_part(x, src, ring, dims, geo, slots[t], rows[t], w,
+        k = min(np.int64(t), srcs.shape[0] - 1)
+        _dw_quant_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w,
                        qp, prm, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
                        parts[t, 3])
     return out
 
 
 @njit
-def _dw_quant_part(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape, cpad, r_lo,
-                   r_hi, c_lo, c_hi):
+def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape,
+                   cpad, r_lo, r_hi, c_lo, c_hi):
     """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
-    16, or the end); each output vector gets the same instructions whatever the bounds."""
+    16, or the end); each output vector gets the same instructions whatever the bounds.
+    ``x`` / ``src`` uint8 (int8 flipped), ``xb`` / ``sb`` their byte views (the same)."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
-    zp, lo, hi, xzp = prm[0], prm[1], prm[2], prm[3]
+    zp, lo, hi, xzp, flip = prm[0], prm[1], prm[2], prm[3], prm[4]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
     scratch = np.empty(16, np.uint8)
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
@@ -293,7 +306,8 @@ def _dw_quant_part(x, src, ring, dims, geo, slots, rows, w, qp, prm, out, out_sh
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:   # a new image: nothing in the ring belongs to it
             slots[:] = -(1 << 40)
-        _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, xzp)
+        _window_rows(xb, sb, 1, ring, dims, geo, slots, rows, b, oy, cout, np.uint8(xzp),
+                     np.uint8(flip))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast:
@@ -350,20 +364,20 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
 
 
 @njit(parallel=True)
-def _dw_float_par(x, srcs, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
-                  parts):
+def _dw_float_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                  out_shape, cpad, parts):
     """As :func:`_dw_quant_par`."""
     for t in prange(parts.shape[0]):
-        src = srcs[min(np.int64(t), srcs.shape[0] - 1)]
-        _dw_float_part(x, src, ring, dims, geo, slots[t], rows[t], w,
+        k = min(np.int64(t), srcs.shape[0] - 1)
+        _dw_float_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w,
                        bias, clamp, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
                        parts[t, 3])
     return out
 
 
 @njit
-def _dw_float_part(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, out_shape, cpad,
-                   r_lo, r_hi, c_lo, c_hi):
+def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                   out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
     """As :func:`_dw_quant_part`, float32."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
@@ -374,7 +388,8 @@ def _dw_float_part(x, src, ring, dims, geo, slots, rows, w, bias, clamp, out, ou
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        _window_rows(x, src, ring, dims, geo, slots, rows, b, oy, cout, np.float32(0.0))
+        _window_rows(xb, sb, 4, ring, dims, geo, slots, rows, b, oy, cout, np.uint8(0),
+                     np.uint8(0))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast and cout - c > 8:

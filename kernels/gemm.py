@@ -301,8 +301,9 @@ class FloatGemmPlan(_Plan):
             core, args = _float_conv_par, args + split[1] + (split[0],)
         if self.mode == _DIRECT:
             return partial(core, x.reshape(-1), *args)
-        fill = (x, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
-                np.uint8(0), self.padded)
+        # the copy works on bytes: one compiled _fill_padded serves every dtype
+        fill = (x.view(np.uint8), int(self.geo[6]), int(self.geo[7]), int(self.pads[0]),
+                int(self.pads[1]), np.uint8(0), self.padded.view(np.uint8))
         return partial(_padded_then, core, fill, self.padded, args)
 
 

@@ -188,9 +188,11 @@ def _requantize_core(x, in_zp, table, out_zp, qmin, qmax, out):
         _requantize16(x, i, in_zp, table, out_zp, qmin, qmax, out, i)
     if full < n:
         tin, tout = np.zeros(16, x.dtype), np.zeros(16, np.uint8)
-        tin[:n - full] = x[full:]
+        for j in range(n - full):   # not slice assignments (see elementwise._quant_range)
+            tin[j] = x[full + j]
         _requantize16(tin, 0, in_zp, table, out_zp, qmin, qmax, tout, 0)
-        out[full:] = tout[:n - full]
+        for j in range(n - full):
+            out[full + j] = tout[j]
     return out
 
 

@@ -1,18 +1,23 @@
 """Cold start: compile a model's kernels in a second process during the first invoke.
 
-On a fresh install numba's cache is empty, and a first invoke compiles every kernel the model
-needs as it meets them, one after the other: numba compiles under a process-wide lock, so
-threads cannot share the work. A second process can. While the first invoke runs,
-:func:`compiling_alongside` keeps a forked child running the same model's operations on zeros
-(``Interpreter._warm_up``), kinds the invoke meets last first, so the child compiles what the
-invoke needs later while the invoke compiles what it needs now. Both store what they compile
-in numba's cache, where the other finds it instead of compiling again. Stores take a lock
-(``nnsim.kernels._jit``), so the two processes never corrupt the cache. When the first invoke
-is done, the child is stopped.
+A first invoke that meets kernels neither compiled in this process nor in numba's cache (a
+fresh install, changed kernel sources, a model with operations no earlier run compiled)
+compiles them as it meets them, one after the other: numba compiles under a process-wide lock,
+so threads cannot share the work. A second process can. :func:`compiling_alongside` waits for
+the invoke's first compilation and forks there a child that runs the same model's operations
+on zeros (``Interpreter._warm_up``), kinds the invoke meets last first, so the child compiles
+what the invoke needs later while the invoke compiles what it needs now. Both store what they
+compile in numba's cache, where the other finds it instead of compiling again. Stores take a
+lock (``nnsim.kernels._jit``), so the two processes never corrupt the cache. When the first
+invoke is done, the child is stopped. An invoke that compiles nothing (a warm cache) starts no
+child: the second core stays free and the first inference's host time undisturbed.
 
-This happens only when the kernel cache is empty, the host has a second core, the process can
-fork and runs no other thread, and the cache stores are locked. ``NNSIM_WARM_UP=0`` turns it
-off.
+The child is forked from inside numba's compiler (its compile-start event), holding numba's
+compiler lock, which is re-entrant: the child's compilations nest in that frame as a kernel's
+callees do, and the child leaves with ``os._exit`` without returning to it.
+
+This happens only when the host has a second core, the process can fork and runs no other
+thread, and the cache stores are locked. ``NNSIM_WARM_UP=0`` turns it off.
 """
 from __future__ import annotations
 
@@ -21,7 +26,7 @@ import os
 import signal
 import threading
 
-from nnsim.kernels._jit import cache_is_empty, cache_shared_safely
+from nnsim.kernels._jit import cache_shared_safely, on_first_compile
 
 ENV = "NNSIM_WARM_UP"
 
@@ -33,21 +38,37 @@ def _cores() -> int:
         return os.cpu_count() or 1
 
 
+def _single_threaded() -> bool:
+    return threading.active_count() == 1
+
+
 def worth_it() -> bool:
-    """Whether a first invoke now would gain from a compiling child (see the module doc)."""
+    """Whether a first invoke that compiles could gain from a compiling child (see the module
+    doc); whether it compiles is known only when it does."""
     return (os.environ.get(ENV, "1") != "0" and hasattr(os, "fork") and _cores() >= 2
-            and threading.active_count() == 1 and cache_shared_safely() and cache_is_empty())
+            and cache_shared_safely())
 
 
 @contextlib.contextmanager
 def compiling_alongside(interp):
-    """Run the body (``interp``'s first invoke) with a child compiling the same model's
-    kernels, when :func:`worth_it`; the child is stopped when the body ends, however."""
-    pid = _start(interp) if worth_it() else None
-    try:
+    """Run the body (``interp``'s first invoke); when :func:`worth_it`, a child compiling the
+    same model's kernels is forked at the body's first compilation (none: no child), and
+    stopped when the body ends, however."""
+    if not worth_it():
         yield
+        return
+    child: list = []
+
+    def fork_here():
+        if _single_threaded():   # forking copies this thread only
+            pid = _start(interp)
+            if pid is not None:
+                child.append(pid)
+    try:
+        with on_first_compile(fork_here):
+            yield
     finally:
-        if pid is not None:
+        for pid in child:
             _stop(pid)
 
 

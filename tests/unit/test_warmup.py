@@ -1,7 +1,7 @@
-"""Cold start with a compiling child (nnsim/tools/warmup.py, executor.warm_up): the child runs a
-model's operations on zeros, kinds the first invoke meets last first, and is stopped when the
-first invoke ends; with an empty kernel cache `nnsim run` prints what it prints with a warm
-one."""
+"""Cold start with a compiling child (nnsim/tools/warmup.py, executor.warm_up): forked at the
+first invoke's first compilation (none when nothing compiles), the child runs a model's
+operations on zeros, kinds the first invoke meets last first, and is stopped when the first
+invoke ends; with an empty kernel cache `nnsim run` prints what it prints with a warm one."""
 from __future__ import annotations
 
 import os
@@ -82,11 +82,21 @@ class _SlowInterp:
         time.sleep(60)
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def _compiles_now():
+    """Compile a function no process has compiled (not cached): a kernel cache miss."""
+    @njit(cache=False)
+    def fresh(x):
+        return x * 3 + 1
+    assert fresh(2) == 7
+
+
+@pytest.mark.skipif(not JIT_ENABLED or not hasattr(os, "fork"), reason="needs numba and fork")
 def test_the_child_is_stopped_when_the_first_invoke_ends(tmp_path, monkeypatch):
     monkeypatch.setattr(warmup, "worth_it", lambda: True)
+    monkeypatch.setattr(warmup, "_single_threaded", lambda: True)   # (pytest may run threads)
     marker = tmp_path / "child"
     with warmup.compiling_alongside(_SlowInterp(marker)):
+        _compiles_now()   # the child is forked here
         deadline = time.monotonic() + 20
         while not marker.exists() and time.monotonic() < deadline:
             time.sleep(0.01)
@@ -98,12 +108,56 @@ def test_the_child_is_stopped_when_the_first_invoke_ends(tmp_path, monkeypatch):
         os.kill(pid, 0)
 
 
-def test_no_child_when_turned_off_or_the_cache_is_warm(monkeypatch):
+@pytest.mark.skipif(not JIT_ENABLED, reason="needs numba")
+def test_a_child_only_at_the_first_compilation(monkeypatch):
+    """An invoke that compiles nothing (every kernel compiled or cached) starts no child; one
+    that compiles starts one, at its first compilation, and only one."""
+    forks = []
+    monkeypatch.setattr(warmup, "worth_it", lambda: True)
+    monkeypatch.setattr(warmup, "_single_threaded", lambda: True)
+    monkeypatch.setattr(warmup, "_start", lambda interp: forks.append(interp) and None)
+    _compiled_before(1)   # compiled (or loaded from the cache) before the body
+    with warmup.compiling_alongside("interp"):
+        _compiled_before(2)
+    assert forks == []
+    with warmup.compiling_alongside("interp"):
+        _compiled_before(3)
+        assert forks == []
+        _compiles_now()
+        assert forks == ["interp"]
+        _compiles_now()
+    assert forks == ["interp"]
+    _compiles_now()   # after the body: nothing listens any more
+    assert forks == ["interp"]
+
+
+@njit
+def _compiled_before(x):
+    return x - 1
+
+
+def test_no_child_when_turned_off(monkeypatch):
     monkeypatch.setenv(warmup.ENV, "0")
     assert not warmup.worth_it()
-    monkeypatch.delenv(warmup.ENV)
-    monkeypatch.setattr(warmup, "cache_is_empty", lambda: False)
-    assert not warmup.worth_it()
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="needs numba")
+def test_no_child_while_other_threads_run(monkeypatch):
+    """A fork copies the forking thread only: with another thread running, no child."""
+    import threading
+    forks = []
+    monkeypatch.setattr(warmup, "worth_it", lambda: True)
+    monkeypatch.setattr(warmup, "_start", lambda interp: forks.append(interp) and None)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        with warmup.compiling_alongside("interp"):
+            _compiles_now()
+    finally:
+        stop.set()
+        other.join()
+    assert forks == []
 
 
 @pytest.mark.skipif(not JIT_ENABLED or not hasattr(os, "fork"), reason="needs numba and fork")
