@@ -239,8 +239,8 @@ class _Plan:
             return None
         n = len(parts)
         srcs = np.repeat(self.src[None], n, axis=0) if self.ring else self.src[None]
-        return (np.array(parts, np.int64), srcs, np.zeros((n, self.slots.size), np.int64),
-                np.zeros((n, self.rows.size), np.int64))
+        return (np.array(parts, np.int64), srcs, _threads.per_part(n, self.slots),
+                _threads.per_part(n, self.rows))
 
 
 def _repeat_then(plan, xb, call):
@@ -252,11 +252,13 @@ def _repeat_then(plan, xb, call):
 
 
 @njit(_nrt=False)
-def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, fill, flip):
+def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi, fill,
+                 flip):
     """``rows[ky]``: where padded input row ``ky`` of output row ``oy``'s windows starts in
     ``src`` (in elements of ``size`` bytes); with the ring, rows not in it yet are copied
-    (bytes XOR ``flip``) or filled with the padding byte ``fill`` first. ``xb`` and ``sb`` are
-    byte views of the input and of ``src``."""
+    (bytes XOR ``flip``; only channels ``c_lo:c_hi``, those the caller computes: a part of a
+    layer split by channels copies its own) or filled with the padding byte ``fill`` first.
+    ``xb`` and ``sb`` are byte views of the input and of ``src``."""
     kh, stride_h, dil_h = geo[0], geo[2], geo[4]
     h, w, pt, pl, hp, wp, span = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6]
     length = wp * cout
@@ -270,8 +272,13 @@ def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, fill, 
         if slots[slot] != iy:
             slots[slot] = iy
             d = (slot * length + pl * cout) * size
-            if 0 <= iy < h:
-                _copy_run(xb, (b * h + iy) * w * cout * size, sb, d, w * cout * size, flip)
+            s = (b * h + iy) * w * cout * size
+            if 0 <= iy < h and c_hi - c_lo == cout:   # the whole row: one run
+                _copy_run(xb, s, sb, d, w * cout * size, flip)
+            elif 0 <= iy < h:   # each pixel's channels c_lo:c_hi
+                for px in range(w):
+                    o = (px * cout + c_lo) * size
+                    _copy_run(xb, s + o, sb, d + o, (c_hi - c_lo) * size, flip)
             else:
                 for i in range(d, d + w * cout * size):
                     sb[i] = fill
@@ -306,8 +313,8 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:   # a new image: nothing in the ring belongs to it
             slots[:] = -(1 << 40)
-        _window_rows(xb, sb, 1, ring, dims, geo, slots, rows, b, oy, cout, np.uint8(xzp),
-                     np.uint8(flip))
+        _window_rows(xb, sb, 1, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi,
+                     np.uint8(xzp), np.uint8(flip))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast:
@@ -388,8 +395,8 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        _window_rows(xb, sb, 4, ring, dims, geo, slots, rows, b, oy, cout, np.uint8(0),
-                     np.uint8(0))
+        _window_rows(xb, sb, 4, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi,
+                     np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast and cout - c > 8:

@@ -204,7 +204,7 @@ class _Plan:
         if len(parts) < 2:
             return None
         return (np.array(parts, np.int64),
-                tuple(np.zeros((len(parts), a.size), a.dtype) for a in scratch))
+                tuple(_threads.per_part(len(parts), a) for a in scratch))
 
     def _weights(self, w):
         """The filter as the [Cout, K] matrix of the micro-kernels (window widened)."""

@@ -22,8 +22,10 @@ from __future__ import annotations
 import contextvars
 from contextlib import contextmanager
 
+import numpy as np
+
 __all__ = ["get_num_threads", "set_num_threads", "reset_num_threads", "num_threads",
-           "split"]
+           "split", "per_part"]
 
 _NUM_THREADS = contextvars.ContextVar("nnsim_kernel_threads", default=1)
 
@@ -68,3 +70,12 @@ def split(units: int, parts: int) -> list[tuple[int, int]]:
     nearly equal ranges ``(lo, hi)``."""
     parts = max(1, min(parts, units))
     return [(units * i // parts, units * (i + 1) // parts) for i in range(parts)]
+
+
+def per_part(parts: int, template: np.ndarray) -> np.ndarray:
+    """``parts`` zeroed copies of the 1-D ``template`` as the rows of one array, each row padded
+    to a multiple of 128 bytes so that no two parts write the same cache line (false sharing
+    would make the threads' small per-row bookkeeping stores bounce between cores)."""
+    per_line = max(1, 128 // template.itemsize)
+    width = -(-template.size // per_line) * per_line
+    return np.zeros((parts, width), template.dtype)
