@@ -48,7 +48,8 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
-           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vi_pack8", "vi_store", "vi_store8",
+           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vq_load", "vi_requantq", "vi_pack8",
+           "vi_store", "vi_store8",
            "vi_store8n", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
@@ -311,6 +312,11 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    rows of cpad int32: bias, m, m of the odd channel moved to
 #                                    the even one, max(shift, 0), r = max(-shift, 0),
 #                                    (1 << r) - 1, ((1 << r) - 1) >> 1 (see requant_params)
+#   vq_load(qp, c, cpad)             the 7 rows of channels c.. of qp as a ``vq`` value (7 vi
+#                                    in registers), for a loop that requantizes many vectors
+#                                    of the same channels: loads from qp inside a loop that
+#                                    stores are repeated every iteration (arrays may alias)
+#   vi_requantq(acc, q, e, zp, lo, hi)  vi_requant with the rows of vq_load
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
 #   vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
 #   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
@@ -362,8 +368,15 @@ def _np_vf_muladd(acc, a, b):
     return acc + a * b
 
 
+def _np_vq_load(qp, c, cpad):
+    return tuple(qp[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7))
+
+
 def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):
-    rows = [qp[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7)]
+    return _np_vi_requantq(acc, _np_vq_load(qp, c, cpad), extra, zp, lo, hi)
+
+
+def _np_vi_requantq(acc, rows, extra, zp, lo, hi):
     bias, mult, _, left, right = rows[:5]
     x = acc.astype(np.int64) + bias + extra
     x = (x << (32 + left)) >> 32                                  # int32 wrap of x << left
@@ -414,6 +427,8 @@ SIMD_OPS = {
     "vh_load": lambda a, i: a[i:i + 8].astype(np.float32),
     "vh_bcast": lambda a, i: np.full(8, a[i], np.float32),
     "vi_requant": _np_vi_requant,
+    "vq_load": _np_vq_load,
+    "vi_requantq": _np_vi_requantq,
     "vi_store8": _np_vi_store8,
     "vi_pack8": _np_vi_pack8,
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
@@ -627,52 +642,82 @@ if JIT_ENABLED:
             return builder.fadd(args[0], builder.fmul(args[1], args[2]))
         return acc(acc, a, b), codegen
 
+    def _qp_rows(context, builder, qpty, qp, cty, c, cpadty, cpad):
+        """The 7 row vectors qp[k * cpad + c: ... + 16] (see vi_requant)."""
+        i64 = _ir.IntType(64)
+        c_ = context.cast(builder, c, cty, _types.intp)
+        cpad_ = context.cast(builder, cpad, cpadty, _types.intp)
+        rows = []
+        for k in range(7):
+            ptr = _address(context, builder, qpty, qp, _types.intp,
+                           builder.add(builder.mul(cpad_, _ir.Constant(i64, k)), c_))
+            rows.append(builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1))
+        return rows
+
     @_intrinsic
     def _vi_requant(typingctx, acc, qp, c, cpad, extra, zp, lo, hi):
         def codegen(context, builder, sig, args):
-            i64 = _ir.IntType(64)
-            v64 = _ir.VectorType(i64, 8)
-
-            def row(k):                                 # qp[k * cpad + c: ... + 16]
-                ptr = _address(context, builder, sig.args[1], args[1], _types.intp,
-                               builder.add(builder.mul(cpad_, _ir.Constant(i64, k)), c_))
-                return builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1)
-
-            def scalar(k):
-                return _splat(builder, _VI, context.cast(builder, args[k], sig.args[k],
-                                                         _types.int32))
-
-            def const(value, vtype=_VI):
-                return _ir.Constant(vtype, [value] * vtype.count)
-
-            c_ = context.cast(builder, args[2], sig.args[2], _types.intp)
-            cpad_ = context.cast(builder, args[3], sig.args[3], _types.intp)
-            x = builder.add(builder.add(args[0], row(0)), scalar(4))
-            x = builder.shl(x, row(3))                            # int32 wrap of x << left
-            x64 = builder.bitcast(x, v64)
-            even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
-            odd = builder.ashr(x64, const(32, v64))
-            m_even = builder.bitcast(row(1), v64)
-            m_even = builder.ashr(builder.shl(m_even, const(32, v64)), const(32, v64))
-            m_odd = builder.bitcast(row(2), v64)
-            m_odd = builder.ashr(builder.shl(m_odd, const(32, v64)), const(32, v64))
-            # SaturatingRoundingDoublingHighMul(x, m) == (x * m + 2**30) >> 31 for m >= 0
-            p_even = builder.add(builder.mul(even, m_even), const(1 << 30, v64))
-            p_odd = builder.add(builder.mul(odd, m_odd), const(1 << 30, v64))
-            p_even = builder.bitcast(builder.lshr(p_even, const(31, v64)), _VI)
-            p_odd = builder.bitcast(builder.shl(p_odd, const(1, v64)), _VI)
-            mask = _ir.Constant(_ir.VectorType(_I32, 16),
-                                [n + 16 * (n % 2) for n in range(16)])
-            q = builder.shuffle_vector(p_even, p_odd, mask)
-            # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
-            threshold = builder.sub(row(6), builder.ashr(q, const(31)))
-            up = builder.icmp_signed(">", builder.and_(q, row(5)), threshold)
-            q = builder.add(builder.ashr(q, row(4)), scalar(5))
-            q = builder.select(up, builder.add(q, const(1)), q)
-            low, high = scalar(6), scalar(7)
-            q = builder.select(builder.icmp_signed("<", q, low), low, q)
-            return builder.select(builder.icmp_signed(">", q, high), high, q)
+            rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
+                            sig.args[3], args[3])
+            return _requant_ir(context, builder, sig, args, args[0], rows, 4)
         return _vi(_vi, qp, c, cpad, extra, zp, lo, hi), codegen
+
+    _vq = _types.UniTuple(_vi, 7)
+
+    @_intrinsic
+    def _vq_load(typingctx, qp, c, cpad):
+        def codegen(context, builder, sig, args):
+            rows = _qp_rows(context, builder, sig.args[0], args[0], sig.args[1], args[1],
+                            sig.args[2], args[2])
+            return context.make_tuple(builder, _vq, rows)
+        return _vq(qp, c, cpad), codegen
+
+    @_intrinsic
+    def _vi_requantq(typingctx, acc, q, extra, zp, lo, hi):
+        def codegen(context, builder, sig, args):
+            rows = [builder.extract_value(args[1], k) for k in range(7)]
+            return _requant_ir(context, builder, sig, args, args[0], rows, 2)
+        return _vi(_vi, q, extra, zp, lo, hi), codegen
+
+    def _requant_ir(context, builder, sig, args, acc, rows, first):
+        """clamp(MBQM(acc + rows[0] + extra) + zp, lo, hi) (see vi_requant); ``extra``, zp,
+        lo, hi are ``args[first:first + 4]``."""
+        i64 = _ir.IntType(64)
+        v64 = _ir.VectorType(i64, 8)
+
+        def scalar(k):   # extra, zp, lo, hi: args[first + 0..3], splat
+            k += first
+            return _splat(builder, _VI, context.cast(builder, args[k], sig.args[k],
+                                                     _types.int32))
+
+        def const(value, vtype=_VI):
+            return _ir.Constant(vtype, [value] * vtype.count)
+
+        x = builder.add(builder.add(acc, rows[0]), scalar(0))
+        x = builder.shl(x, rows[3])                            # int32 wrap of x << left
+        x64 = builder.bitcast(x, v64)
+        even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
+        odd = builder.ashr(x64, const(32, v64))
+        m_even = builder.bitcast(rows[1], v64)
+        m_even = builder.ashr(builder.shl(m_even, const(32, v64)), const(32, v64))
+        m_odd = builder.bitcast(rows[2], v64)
+        m_odd = builder.ashr(builder.shl(m_odd, const(32, v64)), const(32, v64))
+        # SaturatingRoundingDoublingHighMul(x, m) == (x * m + 2**30) >> 31 for m >= 0
+        p_even = builder.add(builder.mul(even, m_even), const(1 << 30, v64))
+        p_odd = builder.add(builder.mul(odd, m_odd), const(1 << 30, v64))
+        p_even = builder.bitcast(builder.lshr(p_even, const(31, v64)), _VI)
+        p_odd = builder.bitcast(builder.shl(p_odd, const(1, v64)), _VI)
+        mask = _ir.Constant(_ir.VectorType(_I32, 16),
+                            [n + 16 * (n % 2) for n in range(16)])
+        q = builder.shuffle_vector(p_even, p_odd, mask)
+        # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
+        threshold = builder.sub(rows[6], builder.ashr(q, const(31)))
+        up = builder.icmp_signed(">", builder.and_(q, rows[5]), threshold)
+        q = builder.add(builder.ashr(q, rows[4]), scalar(1))
+        q = builder.select(up, builder.add(q, const(1)), q)
+        low, high = scalar(2), scalar(3)
+        q = builder.select(builder.icmp_signed("<", q, low), low, q)
+        return builder.select(builder.icmp_signed(">", q, high), high, q)
 
     @_intrinsic
     def _vi_store8(typingctx, v, a, i):
@@ -782,6 +827,7 @@ if JIT_ENABLED:
             return (builder.sext if signed else builder.zext)(raw, _VI)
         return _vi(a, i), codegen
     vi_requant, vi_store8, vf_clamp, vi_pack8 = _vi_requant, _vi_store8, _vf_clamp, _vi_pack8
+    vq_load, vi_requantq = _vq_load, _vi_requantq
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
     vi_zero, vf_zero, vh_zero = _zero(_VI), _zero(_VF), _zero(_VH)
@@ -804,6 +850,7 @@ else:
     vh_store = SIMD_OPS["vf_store"]
     vi_requant, vi_store8, vi_pack8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"], \
         SIMD_OPS["vi_pack8"]
+    vq_load, vi_requantq = SIMD_OPS["vq_load"], SIMD_OPS["vi_requantq"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
     vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]

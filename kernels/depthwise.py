@@ -25,7 +25,8 @@ from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._jit import (njit, prange, vf_add, vf_clamp, vf_load, vf_muladd, vf_store,
                                 vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd,
-                                vi_load, vi_load8, vi_requant, vi_store8, vi_store8n, vi_zero)
+                                vi_load, vi_load8, vi_requant, vi_requantq, vi_store8,
+                                vi_store8n, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run
 from nnsim.kernels.gemm import requant_params
 
@@ -355,6 +356,7 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
     w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
     w3, w4, w5 = vi_load(w, 3 * cpad + c), vi_load(w, 4 * cpad + c), vi_load(w, 5 * cpad + c)
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
+    q = vq_load(qp, c, cpad)   # in registers for the whole row (see nnsim.kernels._jit)
     for ox in range(out_w):
         i = ox * step
         a = vi_dpwssd(vi_zero(), vi_load8(x, r0 + i), w0)
@@ -366,8 +368,8 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
         b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
         a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
-        _store_q(vi_requant(vi_add(a, b), qp, c, cpad, 0, zp, lo, hi), out, o0 + ox * cout,
-                 count, scratch)
+        _store_q(vi_requantq(vi_add(a, b), q, 0, zp, lo, hi), out, o0 + ox * cout, count,
+                 scratch)
 
 
 @njit(parallel=True)

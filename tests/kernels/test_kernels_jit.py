@@ -175,3 +175,38 @@ def test_byte_cores_compile_once_for_int8_and_uint8():
     add, dw, rows, fill = (int(n) for n in out.stdout.split())
     assert (add, dw, fill) == (1, 1, 1)
     assert rows <= 1   # a callee: compiled with its caller, not loaded when the caller is
+
+
+def test_requant_with_rows_in_registers_equals_requant():
+    """vi_requantq(acc, vq_load(qp, c, cpad), ...) computes vi_requant(acc, qp, c, cpad, ...),
+    compiled and as numpy (``SIMD_OPS``, int64 arithmetic); multipliers, shifts and
+    accumulators across their ranges, the int32 extremes included."""
+    import numpy as np
+
+    from nnsim.kernels.gemm import requant_params
+
+    rng = np.random.default_rng(7)
+    cout, cpad = 40, 48
+    mults = rng.integers(1 << 30, 1 << 31, cout)
+    shifts = rng.integers(-12, 3, cout)
+    bias = rng.integers(-5000, 5000, cout)
+    qp = requant_params(bias, mults, shifts)
+    acc = rng.integers(-(1 << 24), 1 << 24, 16 * 8).astype(np.int32)
+    acc[:4] = [-(1 << 31), (1 << 31) - 1 - 5000, 0, -1]
+
+    @_jit.njit(cache=False)
+    def both(acc, qp, c, cpad, out):
+        q = _jit.vq_load(qp, c, cpad)
+        for k in range(acc.size // 16):
+            v = _jit.vi_load(acc, 16 * k)
+            _jit.vi_store(_jit.vi_requant(v, qp, c, cpad, 3, -7, -128, 127), out, 32 * k)
+            _jit.vi_store(_jit.vi_requantq(v, q, 3, -7, -128, 127), out, 32 * k + 16)
+        return out
+
+    for c in (0, 16, 32):
+        out = both(acc, qp, c, cpad, np.zeros(2 * acc.size, np.int32)).reshape(-1, 2, 16)
+        np.testing.assert_array_equal(out[:, 1], out[:, 0])
+        rows = _jit.SIMD_OPS["vq_load"](qp, c, cpad)
+        expected = [_jit.SIMD_OPS["vi_requantq"](acc[16 * k:16 * k + 16], rows, 3, -7, -128, 127)
+                    for k in range(acc.size // 16)]
+        np.testing.assert_array_equal(out[:, 0], np.array(expected))
