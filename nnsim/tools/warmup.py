@@ -14,7 +14,9 @@ child: the second core stays free and the first inference's host time undisturbe
 
 The child is forked from inside numba's compiler (its compile-start event), holding numba's
 compiler lock, which is re-entrant: the child's compilations nest in that frame as a kernel's
-callees do, and the child leaves with ``os._exit`` without returning to it.
+callees do, and the child leaves with ``os._exit`` without returning to it. (A kernel that
+calls the one being compiled at the fork fails in the child, which numba takes for recursion;
+the child skips that operation and the parent compiles it.)
 
 This happens only when the host has a second core, the process can fork and runs no other
 thread, and the cache stores are locked. ``NNSIM_WARM_UP=0`` turns it off.
