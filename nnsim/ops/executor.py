@@ -14,7 +14,7 @@ from nnsim.errors import BadDataError, NnapiError, OpFailedError
 from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
 from nnsim.platform import vlog
-from nnsim.types import OperandLifeTime, OperationCode
+from nnsim.types import OperandLifeTime, OperandType, OperationCode
 
 L = OperandLifeTime
 TAG = "CpuExecutor"
@@ -264,6 +264,23 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
         kind = (step.op.type, tuple(o.type for o in step.in_operands))
         first_of_kind.setdefault(kind, step)
     return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
+
+
+_QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
+_QUANT8_FILTERS = _QUANT8 + (OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,)
+
+
+def conv_gemm(kind) -> bool | None:
+    """For a kind of :func:`warm_up_steps`: True when it is a quantized CONV_2D (the integer
+    GEMM core runs it), False for a float32 one, None otherwise."""
+    op_type, types = kind
+    if op_type != OperationCode.CONV_2D or len(types) < 2:
+        return None
+    if types[0] in _QUANT8 and types[1] in _QUANT8_FILTERS:
+        return True
+    if types[0] == types[1] == OperandType.TENSOR_FLOAT32:
+        return False
+    return None
 
 
 def _warm_step(model, step: _Step) -> bool:

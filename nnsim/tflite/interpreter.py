@@ -33,8 +33,9 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
+from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.ops.executor import warm_up_steps
+from nnsim.ops.executor import conv_gemm, warm_up_steps
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
@@ -601,20 +602,28 @@ class Interpreter:
         operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin and input
         types) once on zero inputs, except the kind an invoke meets first, kinds an invoke
         meets last first: what the first invoke will need later gets compiled (and cached)
-        while that invoke compiles what it needs now. Only for a throwaway process
-        (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers are
-        overwritten. Returns how many operations ran."""
+        while that invoke compiles what it needs now. Before them, when the plan has a
+        quantized convolution, the micro-kernels of the integer GEMM core
+        (``kernels.gemm.compile_micro_kernels``, the longest compilation of all): the invoke,
+        compiling the core, then loads them from the cache. Only for a throwaway
+        process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers
+        are overwritten. Returns how many operations ran."""
         units: dict = {}   # kind -> warm(), in run order
+        quantized_conv = False
         for item, builtin, inputs, _, _, _ in self._build_steps():
             if builtin is None:
                 kernel = self.delegation.kernels[item.index]
                 for model in _nnapi_models(kernel):
                     for kind, warm in warm_up_steps(model):
                         units.setdefault(("nnapi",) + kind, warm)
+                        quantized_conv |= conv_gemm(kind) is True
                 continue
-            key = ("tflite", type(builtin).__name__,
-                   tuple(self._sg.tensors[i].type for i in inputs if i >= 0))
-            units.setdefault(key, partial(self._warm_node, builtin, inputs))
+            types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
+            units.setdefault(("tflite", type(builtin).__name__, types),
+                             partial(self._warm_node, builtin, inputs))
+            quantized_conv |= _tflite_conv_gemm(type(builtin).__name__, types) is True
+        if quantized_conv:   # (the float core's take less than the child's other work)
+            compile_micro_kernels(quantized=True)
         return sum(bool(warm()) for warm in list(units.values())[1:][::-1])
 
     def _warm_node(self, builtin, inputs) -> bool:
@@ -767,6 +776,19 @@ class SignatureRunner:
     def get_output_details(self):
         return {name: self._interpreter._get_tensor_details(i)
                 for name, i in self._outputs.items()}
+
+
+def _tflite_conv_gemm(builtin: str, types: tuple) -> bool | None:
+    """True when a TFLite node is a quantized CONV_2D (the integer GEMM core runs it), False
+    for a float32 one, None otherwise (hybrid ones included)."""
+    if builtin != "Conv2D" or len(types) < 2:
+        return None
+    quant8 = (TensorType.UINT8, TensorType.INT8)
+    if types[0] in quant8 and types[1] in quant8:
+        return True
+    if types[0] == types[1] == TensorType.FLOAT32:
+        return False
+    return None
 
 
 def _nnapi_models(kernel) -> list:

@@ -210,3 +210,34 @@ def test_requant_with_rows_in_registers_equals_requant():
         expected = [_jit.SIMD_OPS["vi_requantq"](acc[16 * k:16 * k + 16], rows, 3, -7, -128, 127)
                     for k in range(acc.size // 16)]
         np.testing.assert_array_equal(out[:, 0], np.array(expected))
+
+
+_MICRO_KERNEL_TYPES = r"""
+import numpy as np
+from nnsim.kernels import conv, gemm
+assert gemm.compile_micro_kernels(True) and gemm.compile_micro_kernels(False)
+g = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
+for dt in (np.int8, np.uint8):   # the core compiles here, asking for its micro-kernels
+    conv.conv_2d(np.zeros((1, 5, 5, 8), dt), np.ones((40, 3, 3, 8), np.int8), None, **g,
+                 in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
+conv.conv_2d(np.zeros((1, 5, 5, 8), np.float32), np.ones((40, 3, 3, 8), np.float32), None, **g)
+mode = "avx2" if gemm.SIMD_MODE == "avx2" else "other"
+print(" ".join(str(len(fn.signatures)) for q in (True, False)
+               for fn, _ in gemm._MICRO_KERNELS[q, mode]))
+"""
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
+@pytest.mark.parametrize("cpu", ["host", "haswell"])
+def test_micro_kernels_compiled_alone_are_the_ones_the_core_uses(cpu, tmp_path):
+    """compile_micro_kernels calls each micro-kernel with the argument types its core passes
+    (cold start: the compiling child compiles them while the first invoke compiles the core):
+    a core compiled afterwards, on an empty cache, adds no other variant of any of them."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    if cpu != "host":
+        env["NUMBA_CPU_NAME"] = cpu
+    out = subprocess.run([sys.executable, "-c", _MICRO_KERNEL_TYPES], capture_output=True,
+                         text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    counts = out.stdout.split()
+    assert counts and set(counts) == {"1"}, counts

@@ -56,6 +56,34 @@ def test_warm_up_runs_one_operation_per_kind_last_kind_first_but_the_first(share
     assert order == first[1:][::-1]
 
 
+@pytest.mark.parametrize("name, quantized", [
+    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", True), (MODEL, False)])
+@pytest.mark.parametrize("delegated", [True, False])
+def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, monkeypatch,
+                                                               name, quantized, delegated):
+    """A plan with a quantized CONV_2D (NNAPI operation or TFLite node): the integer GEMM
+    core's micro-kernels are compiled before any operation runs; a float plan leaves them."""
+    from nnsim.tflite import interpreter as interpreter_module
+    events = []
+    monkeypatch.setattr(interpreter_module, "compile_micro_kernels",
+                        lambda quantized: events.append(("micro", quantized)))
+    real_step, real_node = executor._warm_step, Interpreter._warm_node
+    monkeypatch.setattr(executor, "_warm_step",
+                        lambda m, step: events.append("op") or real_step(m, step))
+    monkeypatch.setattr(Interpreter, "_warm_node",
+                        lambda self, b, i: events.append("op") or real_node(self, b, i))
+    if delegated:
+        interp = _delegated(shared_models / name)
+    else:
+        interp = Interpreter(model_path=str(shared_models / name))
+        interp.allocate_tensors()
+    assert interp._warm_up() > 0
+    if quantized:
+        assert events[0] == ("micro", True) and events.count(("micro", True)) == 1
+    else:
+        assert ("micro", True) not in events
+
+
 def test_warm_up_leaves_the_interpreter_results_unchanged_in_its_own_process(shared_models):
     """(The child owns its copy; here, in one process, an invoke after a warm-up still
     computes what a fresh interpreter computes.)"""
