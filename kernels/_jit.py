@@ -49,8 +49,7 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_requant", "vq_load", "vi_requantq", "vi_pack8",
-           "vi_store", "vi_store8",
-           "vi_store8n", "vb_copy",
+           "vi_store", "vi_store8", "vi_store8n", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64"]

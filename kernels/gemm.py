@@ -33,10 +33,10 @@ from typing import NamedTuple
 
 import numpy as np
 
+from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
                                         _fill_padded)
-from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
 from nnsim.kernels._jit import JIT_ENABLED, SIMD_MODE
 from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part

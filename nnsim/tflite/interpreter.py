@@ -622,7 +622,7 @@ class Interpreter:
             units.setdefault(("tflite", type(builtin).__name__, types),
                              partial(self._warm_node, builtin, inputs))
             quantized_conv |= _tflite_conv_gemm(type(builtin).__name__, types) is True
-        if quantized_conv:   # (the float core's take less than the child's other work)
+        if quantized_conv:   # (not the float core's: the child's other kinds came late)
             compile_micro_kernels(quantized=True)
         return sum(bool(warm()) for warm in list(units.values())[1:][::-1])
 
