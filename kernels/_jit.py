@@ -21,7 +21,8 @@ Every fast kernel core is decorated with :func:`njit` from this module, never wi
 
 It also provides the few 16-lane vector operations the GEMM-style cores are written with
 (:data:`SIMD_OPS`, see "SIMD vectors" below): numba intrinsics when compiling (values live in
-registers), numpy arrays of 16 lanes when not (same results, slowly).
+registers), numpy arrays of 16 lanes when not (:mod:`nnsim.kernels._simd_np`: same
+results, slowly).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import hashlib
 import os
 from pathlib import Path
 
-import numpy as np
+from nnsim.kernels._simd_np import SIMD_OPS
 
 try:
     import fcntl as _fcntl
@@ -338,111 +339,6 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    byte f (masked: nothing else is read or written; byte
 #                                    masks are cheap with AVX-512 only, see MASKED_BYTES)
 
-
-def _np_vi_load(a, i):
-    return a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64].view(np.int32).copy()
-
-
-def _np_vi_dpbusd(acc, u, s):
-    products = u.view(np.uint8).astype(np.int32) * s.view(np.int8).astype(np.int32)
-    return acc + products.reshape(16, 4).sum(axis=1, dtype=np.int32)
-
-
-def _np_vi_dpwssd(acc, a, b):
-    products = a.view(np.int16).astype(np.int32) * b.view(np.int16).astype(np.int32)
-    return acc + products.reshape(16, 2).sum(axis=1, dtype=np.int32)
-
-
-def _np_vd_dp(acc, u, s, signed):
-    a = u.view(np.int8 if signed else np.uint8).astype(np.int32)
-    products = a * s.view(np.int8).astype(np.int32)
-    return acc + products.reshape(32, 2).sum(axis=1, dtype=np.int32)
-
-
-def _np_vi_store(v, a, i):
-    a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64] = v.view(np.uint8)
-
-
-def _np_vf_muladd(acc, a, b):
-    return acc + a * b
-
-
-def _np_vq_load(qp, c, cpad):
-    return tuple(qp[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7))
-
-
-def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):
-    return _np_vi_requantq(acc, _np_vq_load(qp, c, cpad), extra, zp, lo, hi)
-
-
-def _np_vi_requantq(acc, rows, extra, zp, lo, hi):
-    bias, mult, _, left, right = rows[:5]
-    x = acc.astype(np.int64) + bias + extra
-    x = (x << (32 + left)) >> 32                                  # int32 wrap of x << left
-    q = (x * mult + (1 << 30)) >> 31                               # SRDHM for mult >= 0
-    mask = (np.int64(1) << right) - 1
-    q = (q >> right) + ((q & mask) > (mask >> 1) + (q < 0))
-    return np.clip(q + zp, lo, hi).astype(np.int32)
-
-
-def _np_vi_pack8(a, b, c, d):
-    return np.concatenate([v.astype(np.uint8) for v in (a, b, c, d)]).view(np.int32)
-
-
-def _np_vb_copy(src, s, dst, d, n, f):
-    n = min(max(n, 0), 64)
-    b, e = src.view(np.uint8), dst.view(np.uint8)
-    e[d * dst.itemsize:d * dst.itemsize + n] = b[s * src.itemsize:s * src.itemsize + n] ^ \
-        np.uint8(f)
-
-
-def _np_vi_store8(v, a, i):
-    a[i:i + v.size] = (v & 255).astype(np.uint8).view(a.dtype)
-
-
-def _np_vf_clamp(v, lo, hi):
-    v = np.where(v < lo, np.float32(lo), v)
-    return np.where(hi < v, np.float32(hi), v).astype(np.float32)
-
-
-SIMD_OPS = {
-    "vi_zero": lambda: np.zeros(16, np.int32),
-    "vi_splat": lambda v: np.full(16, v, np.int32),
-    "vi_load": _np_vi_load,
-    "vi_bcast4": lambda a, i: np.repeat(a.view(np.uint8)[i * a.itemsize:][:4].view(np.int32), 16),
-    "vi_dpbusd": _np_vi_dpbusd,
-    "vi_dpwssd": _np_vi_dpwssd,
-    "vi_load8": lambda a, i: a[i:i + 16].astype(np.int32),
-    "vi_mul": lambda a, b: (a.astype(np.int64) * b).astype(np.int32),
-    "vi_xor": lambda a, b: a ^ b,
-    "vi_add": lambda a, b: a + b,
-    "vi_store": _np_vi_store,
-    "vf_zero": lambda: np.zeros(16, np.float32),
-    "vf_load": lambda a, i: a[i:i + 16].astype(np.float32),
-    "vf_bcast": lambda a, i: np.full(16, a[i], np.float32),
-    "vf_muladd": _np_vf_muladd,
-    "vf_store": lambda v, a, i: a.__setitem__(slice(i, i + v.size), v),
-    "vh_zero": lambda: np.zeros(8, np.float32),
-    "vh_load": lambda a, i: a[i:i + 8].astype(np.float32),
-    "vh_bcast": lambda a, i: np.full(8, a[i], np.float32),
-    "vi_requant": _np_vi_requant,
-    "vq_load": _np_vq_load,
-    "vi_requantq": _np_vi_requantq,
-    "vi_store8": _np_vi_store8,
-    "vi_pack8": _np_vi_pack8,
-    "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
-    "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
-                                                  v[:min(max(n, 0), v.size)]),
-    "vb_copy": _np_vb_copy,
-    "vf_add": lambda a, b: a + b,
-    "vf_clamp": _np_vf_clamp,
-    "vd_zero": lambda: np.zeros(32, np.int32),
-    "vb_sum64": lambda a, i, f: np.int64((a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64]
-                                          ^ np.uint8(f)).sum(dtype=np.int64)),
-    "vd_dpbusd": lambda acc, u, s: _np_vd_dp(acc, u, s, False),
-    "vd_dpbssd": lambda acc, u, s: _np_vd_dp(acc, u, s, True),
-    "vd_sum": lambda acc: acc.reshape(16, 2).sum(axis=1, dtype=np.int32),
-}
 
 if JIT_ENABLED:
     import llvmlite.ir as _ir

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
+from nnsim.kernels import _gemm_avx2, _gemm_int
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
                                         _fill_padded)
@@ -47,46 +47,37 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "re
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
-# The argument types each core passes its micro-kernels (numba's typing of the core: tests/
-# kernels/test_kernels_jit.py checks that a real convolution compiles no other variant), one
-# code per argument: ``u8 i8 i32 i64 f32`` a 1-D C array of that type, ``i`` int64, ``n`` the
-# int32 scalar, ``f`` a float32 scalar. Lists in the order the core's compilation asks for them.
+# The argument types the integer core passes its micro-kernels (numba's typing of the core:
+# tests/kernels/test_kernels_jit.py checks that a real convolution compiles no other variant),
+# one code per argument: ``u8 i8 i32 i64`` a 1-D C array of that type, ``i`` int64, ``n`` an
+# int32 scalar. Lists in the order the core's compilation asks for them.
 _INT_ARGS = "u8 i64 i i i i i8 i i n i32 i i i32 i i i u8 i i i u8"
 _AVX2_ARGS = "u8 i64 i i i i i8 i i i32 i i i32 i i i u8 i i i"
-_FK_ARGS = "f32 i64 i i i i f32 i i f32 i f f f32 i i i"
 _MICRO_KERNELS = {
-    (True, "avx2"): [(_gemm_avx2._col_signed, _AVX2_ARGS), (_gemm_avx2._col, _AVX2_ARGS)],
-    (True, "other"): [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
-                      (_gemm_int._mk1, _INT_ARGS)],
-    (False, "avx2"): [(_gemm_float._fh1x8, _FK_ARGS + " i"),
-                      (_gemm_float._fh6x16, _FK_ARGS + " i")],
-    (False, "other"): [(_gemm_float._fk4, _FK_ARGS + " f32"),
-                       (_gemm_float._fh1x8, _FK_ARGS + " i"),
-                       (_gemm_float._fk1x8, _FK_ARGS + " i f32")],
+    "avx2": [(_gemm_avx2._col_signed, _AVX2_ARGS), (_gemm_avx2._col, _AVX2_ARGS)],
+    "other": [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
+              (_gemm_int._mk1, _INT_ARGS)],
 }
-_DUMMY = {"u8": np.uint8, "i8": np.int8, "i32": np.int32, "i64": np.int64, "f32": np.float32}
+_DUMMY = {"u8": np.uint8, "i8": np.int8, "i32": np.int32, "i64": np.int64}
 
 
-def compile_micro_kernels(quantized: bool) -> int:
-    """Compile (or load from numba's cache) the micro-kernels of the quantized or float GEMM
-    core for this SIMD mode, each on its own: called with the core's argument types and
-    nothing to compute (no pixels, no taps, zeroed buffers). A core compiled later asks numba
-    for each of them and loads what is cached instead of compiling it: this is what
-    :mod:`nnsim.tools.warmup`'s child does first while the first invoke compiles the core
-    (the micro-kernels are most of its compile time). Order: the one the core's compilation
-    asks for first, then the others from the last back (the core asks for the second right
-    after the first, when a child cannot be ahead of it). Returns how many ran."""
+def compile_micro_kernels() -> int:
+    """Compile (or load from numba's cache) the micro-kernels of the integer GEMM core for
+    this SIMD mode, each on its own: called with the core's argument types and nothing to
+    compute (no pixels, no taps, zeroed buffers). A core compiled later asks numba for each of
+    them and loads what is cached instead of compiling it: :mod:`nnsim.tools.warmup`'s child
+    does this first while the first invoke compiles the core (the micro-kernels are most of
+    the longest compilation of all). Order: the one the core's compilation asks for first,
+    then the others from the last back (the core asks for the second right after the first,
+    when a child cannot be ahead of it). Returns how many ran. (The float core's are not
+    done: compiling them first made the child late with the model's other kernels.)"""
     if not JIT_ENABLED:
         return 0
-    kernels = _MICRO_KERNELS[quantized, "avx2" if SIMD_MODE == "avx2" else "other"]
-    done = 0
+    kernels = _MICRO_KERNELS["avx2" if SIMD_MODE == "avx2" else "other"]
     for fn, codes in kernels[:1] + kernels[1:][::-1]:
-        args = [np.zeros(4096, _DUMMY[c]) if c in _DUMMY else
-                np.int32(0) if c == "n" else np.float32(0) if c == "f" else 0
-                for c in codes.split()]
-        fn(*args)
-        done += 1
-    return done
+        fn(*(np.zeros(4096, _DUMMY[c]) if c in _DUMMY else np.int32(0) if c == "n" else 0
+             for c in codes.split()))
+    return len(kernels)
 
 
 

@@ -270,17 +270,12 @@ _QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGN
 _QUANT8_FILTERS = _QUANT8 + (OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,)
 
 
-def conv_gemm(kind) -> bool | None:
-    """For a kind of :func:`warm_up_steps`: True when it is a quantized CONV_2D (the integer
-    GEMM core runs it), False for a float32 one, None otherwise."""
+def is_quantized_conv(kind) -> bool:
+    """Whether a kind of :func:`warm_up_steps` is a quantized CONV_2D (the integer GEMM core
+    runs it)."""
     op_type, types = kind
-    if op_type != OperationCode.CONV_2D or len(types) < 2:
-        return None
-    if types[0] in _QUANT8 and types[1] in _QUANT8_FILTERS:
-        return True
-    if types[0] == types[1] == OperandType.TENSOR_FLOAT32:
-        return False
-    return None
+    return (op_type == OperationCode.CONV_2D and len(types) >= 2 and types[0] in _QUANT8
+            and types[1] in _QUANT8_FILTERS)
 
 
 def _warm_step(model, step: _Step) -> bool:

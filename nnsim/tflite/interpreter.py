@@ -35,7 +35,7 @@ import numpy as np
 from nnsim.kernels import threads as kernel_threads
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.ops.executor import conv_gemm, warm_up_steps
+from nnsim.ops.executor import is_quantized_conv, warm_up_steps
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
@@ -77,6 +77,7 @@ class PlanItemProfile:
     host_ns: int
 
 
+_QUANT8 = {TensorType.UINT8, TensorType.INT8}
 _RESTORED = "Restored original execution plan after delegate application failure."
 
 
@@ -616,14 +617,15 @@ class Interpreter:
                 for model in _nnapi_models(kernel):
                     for kind, warm in warm_up_steps(model):
                         units.setdefault(("nnapi",) + kind, warm)
-                        quantized_conv |= conv_gemm(kind) is True
+                        quantized_conv |= is_quantized_conv(kind)
                 continue
             types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
             units.setdefault(("tflite", type(builtin).__name__, types),
                              partial(self._warm_node, builtin, inputs))
-            quantized_conv |= _tflite_conv_gemm(type(builtin).__name__, types) is True
-        if quantized_conv:   # (not the float core's: the child's other kinds came late)
-            compile_micro_kernels(quantized=True)
+            quantized_conv |= (type(builtin).__name__ == "Conv2D" and len(types) >= 2
+                               and {types[0], types[1]} <= _QUANT8)
+        if quantized_conv:
+            compile_micro_kernels()
         return sum(bool(warm()) for warm in list(units.values())[1:][::-1])
 
     def _warm_node(self, builtin, inputs) -> bool:
@@ -776,19 +778,6 @@ class SignatureRunner:
     def get_output_details(self):
         return {name: self._interpreter._get_tensor_details(i)
                 for name, i in self._outputs.items()}
-
-
-def _tflite_conv_gemm(builtin: str, types: tuple) -> bool | None:
-    """True when a TFLite node is a quantized CONV_2D (the integer GEMM core runs it), False
-    for a float32 one, None otherwise (hybrid ones included)."""
-    if builtin != "Conv2D" or len(types) < 2:
-        return None
-    quant8 = (TensorType.UINT8, TensorType.INT8)
-    if types[0] in quant8 and types[1] in quant8:
-        return True
-    if types[0] == types[1] == TensorType.FLOAT32:
-        return False
-    return None
 
 
 def _nnapi_models(kernel) -> list:

@@ -215,15 +215,13 @@ def test_requant_with_rows_in_registers_equals_requant():
 _MICRO_KERNEL_TYPES = r"""
 import numpy as np
 from nnsim.kernels import conv, gemm
-assert gemm.compile_micro_kernels(True) and gemm.compile_micro_kernels(False)
+assert gemm.compile_micro_kernels()
 g = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
 for dt in (np.int8, np.uint8):   # the core compiles here, asking for its micro-kernels
     conv.conv_2d(np.zeros((1, 5, 5, 8), dt), np.ones((40, 3, 3, 8), np.int8), None, **g,
                  in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
-conv.conv_2d(np.zeros((1, 5, 5, 8), np.float32), np.ones((40, 3, 3, 8), np.float32), None, **g)
 mode = "avx2" if gemm.SIMD_MODE == "avx2" else "other"
-print(" ".join(str(len(fn.signatures)) for q in (True, False)
-               for fn, _ in gemm._MICRO_KERNELS[q, mode]))
+print(" ".join(str(len(fn.signatures)) for fn, _ in gemm._MICRO_KERNELS[mode]))
 """
 
 
