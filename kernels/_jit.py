@@ -32,6 +32,7 @@ import hashlib
 import os
 from pathlib import Path
 
+from nnsim.kernels import _claims
 from nnsim.kernels._simd_np import SIMD_OPS
 
 try:
@@ -217,7 +218,8 @@ def _decorate(func, kwargs):
 # storing variants of one function at the same moment could give two variants the same number,
 # and the index one variant's key with the other's code. nnsim.tools.warmup compiles in a
 # second process, so every store of a kernel takes an exclusive lock on a file of the cache
-# directory first (an advisory fcntl lock: POSIX only).
+# directory first (an advisory fcntl lock: POSIX only). Its compilations also take claims
+# (nnsim.kernels._claims), so that the two processes do not compile the same variant at once.
 
 _SAVES_LOCKED: list = []   # dispatchers whose cache stores take the lock
 
@@ -238,6 +240,7 @@ def _lock_cache_saves(dispatcher) -> None:
                 _fcntl.flock(lock, _fcntl.LOCK_UN)
     cache_file.save = locked_save
     _SAVES_LOCKED.append(dispatcher)
+    _claims.wrap(dispatcher, cache_file._cache_path)
 
 
 def cache_shared_safely() -> bool:

@@ -135,12 +135,23 @@ class _RequantizePlan:
         self.qmin, self.qmax = qrange(odt)
         self.table = requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
         self.in_zp, self.out_zp = int(in_zp), int(out_zp)
+        # Equal scales (a uint8 <-> int8 QUANTIZE keeping the scale, as the input QUANTIZE of
+        # TF2 int8 models): the ratio 1.0 gives M = 2**30, S = 1, and MBQM(x, 2**30, 1) =
+        # (2x * 2**30 + 2**30) >> 31 = x for every |x| < 2**30, so the result is
+        # clamp(q - in_zp + out_zp): a byte loop that vectorises, not 16-lane requantization.
+        self.same_scale = (m, s) == (1 << 30, 1)
 
     def bind(self, x, out):
         """A function of no arguments requantizing the current contents of ``x`` into
         ``out`` (both fixed, C-contiguous)."""
-        return partial(_requantize_core, x.reshape(-1), self.in_zp, self.table, self.out_zp,
-                       self.qmin, self.qmax, out.reshape(-1).view(np.uint8))
+        xf, of = x.reshape(-1), out.reshape(-1).view(np.uint8)
+        if self.same_scale:   # int8 bytes read as uint8 ^ 0x80, i.e. q + 128
+            flip = 128 if x.dtype == np.int8 else 0
+            return partial(_shift_core, xf.view(np.uint8), np.uint8(flip),
+                           np.int16(self.out_zp - self.in_zp - flip), np.int16(self.qmin),
+                           np.int16(self.qmax), of)
+        return partial(_requantize_core, xf, self.in_zp, self.table, self.out_zp,
+                       self.qmin, self.qmax, of)
 
     def run(self, x, out):
         self.bind(np.ascontiguousarray(x), out)()
@@ -194,6 +205,16 @@ def _requantize_core(x, in_zp, table, out_zp, qmin, qmax, out):
         for j in range(n - full):
             out[full + j] = tout[j]
     return out
+
+
+@njit(_nrt=False)
+def _shift_core(xb, flip, delta, qmin, qmax, out):
+    """``out = clamp((xb ^ flip) + delta, qmin, qmax)`` as bytes (the requantization of equal
+    scales, see ``_RequantizePlan``); one compiled variant for int8 and uint8. int16 lanes
+    (every value is in [-510, 510]; numba would widen int32 sums to int64)."""
+    for i in range(xb.size):
+        v = np.int16(np.int16(xb[i] ^ flip) + delta)
+        out[i] = min(max(v, qmin), qmax)
 
 
 @njit(_nrt=False)

@@ -8,9 +8,12 @@ the invoke's first compilation and forks there a child that runs the same model'
 on zeros (``Interpreter._warm_up``), kinds the invoke meets last first, so the child compiles
 what the invoke needs later while the invoke compiles what it needs now. Both store what they
 compile in numba's cache, where the other finds it instead of compiling again. Stores take a
-lock (``nnsim.kernels._jit``), so the two processes never corrupt the cache. When the first
-invoke is done, the child is stopped. An invoke that compiles nothing (a warm cache) starts no
-child: the second core stays free and the first inference's host time undisturbed.
+lock (``nnsim.kernels._jit``), so the two processes never corrupt the cache. Compilations take
+claims (``nnsim.kernels._claims``): a kernel the child is compiling, the invoke waits for and
+loads instead of compiling it a second time; one the invoke is compiling, the child skips.
+When the first invoke is done, the child is stopped. An invoke that compiles nothing (a warm
+cache) starts no child: the second core stays free and the first inference's host time
+undisturbed.
 
 The child is forked from inside numba's compiler (its compile-start event), holding numba's
 compiler lock, which is re-entrant: the child's compilations nest in that frame as a kernel's
@@ -28,6 +31,7 @@ import os
 import signal
 import threading
 
+from nnsim.kernels._claims import claiming, give_up_claimed
 from nnsim.kernels._jit import cache_shared_safely, on_first_compile
 
 ENV = "NNSIM_WARM_UP"
@@ -67,7 +71,7 @@ def compiling_alongside(interp):
             if pid is not None:
                 child.append(pid)
     try:
-        with on_first_compile(fork_here):
+        with claiming(wait=True), on_first_compile(fork_here):
             yield
     finally:
         for pid in child:
@@ -85,6 +89,7 @@ def _start(interp) -> int | None:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, 1)
             os.dup2(devnull, 2)
+            give_up_claimed()   # skip what the invoke is compiling, never wait for it
             interp._warm_up()
         finally:
             os._exit(0)

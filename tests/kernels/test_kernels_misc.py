@@ -192,6 +192,27 @@ def test_requantize_uint8_int8_shift_is_exact():
     assert out.tolist() == (np.arange(256) - 128).tolist()
 
 
+@pytest.mark.parametrize("dtype", Q8)
+@pytest.mark.parametrize("out_dtype", Q8)
+def test_requantize_with_equal_scales_takes_the_byte_shift_and_matches_reference(dtype,
+                                                                                out_dtype):
+    """Equal scales (TF2 int8 models' input QUANTIZE: uint8 -> int8 at 1/127.5) run the byte
+    loop clamp(q - in_zp + out_zp); the fixed-point reference requantization agrees for every
+    input value, with zero points that clamp at both ends."""
+    x = np.arange(np.iinfo(dtype).min, np.iinfo(dtype).max + 1).astype(dtype).reshape(2, 128)
+    oinfo = np.iinfo(out_dtype)
+    for in_zp, out_zp in ((int(np.iinfo(dtype).max), int(oinfo.min) + 1), (3, int(oinfo.max) - 7),
+                          (int(np.iinfo(dtype).min), int(oinfo.min))):
+        q = dict(in_scale=np.float32(1 / 127.5), in_zp=in_zp, out_scale=np.float32(1 / 127.5),
+                 out_zp=out_zp, out_dtype=out_dtype)
+        assert quantize.prepare_requantize(**q).same_scale
+        out = quantize.requantize(x, **q)
+        assert out.dtype == out_dtype
+        expected = np.clip(x.astype(np.int64) - in_zp + out_zp, oinfo.min, oinfo.max)
+        np.testing.assert_array_equal(out, expected)
+        np.testing.assert_array_equal(out, ref_quantize.requantize(x, **q))
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(Q8), st.sampled_from(Q8), st.floats(0.001, 1), st.floats(0.001, 1),
        st.integers(0, 2**32 - 1))
