@@ -17,10 +17,13 @@ claimed by the other process, the compilation either
 * gives the variant up at once by raising :class:`Claimed` (``wait=False``: the child, which
   goes on with another operation; the invoke will load it from the cache).
 
-Only one of the two processes ever waits, so they cannot deadlock; a process that dies (the
-child is killed when the invoke ends) drops its claims with it. Claims are an optimisation
-only: a hash collision or a nested compilation of the same variant at worst releases a claim
-early, and the cache stores have their own lock (:mod:`nnsim.kernels._jit`).
+Of an invoke and its child only the invoke ever waits, so they cannot deadlock. Two
+independent invokes (two ``nnsim run`` on one cache) may both wait, each for a variant the
+other compiles: a cycle would need two kernels each calling the other, and should one ever
+form, the OS refuses one of the waits (EDEADLK) and that process compiles unclaimed. A process
+that dies (the child is killed when the invoke ends) drops its claims with it. Claims are an
+optimisation only: a hash collision or a nested compilation of the same variant at worst
+releases a claim early, and the cache stores have their own lock (:mod:`nnsim.kernels._jit`).
 """
 from __future__ import annotations
 
@@ -70,7 +73,7 @@ def wrap(dispatcher, cache_path) -> None:
             _fcntl.lockf(fd, _fcntl.LOCK_EX if wait else _fcntl.LOCK_EX | _fcntl.LOCK_NB, 1,
                          offset)
         except OSError as exc:
-            if wait:   # no claims on this file system: compile unclaimed
+            if wait:   # no locks on this file system, or a deadlock: compile unclaimed
                 return compile_(sig)
             raise Claimed(f"{name}{tuple(args)} is being compiled by another process") from exc
         try:
