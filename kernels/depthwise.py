@@ -13,6 +13,9 @@ skipped one. An int8 input is copied as uint8 ``x + 128`` with ``x_zp + 128`` (t
 exactly), so int8 and uint8 layers run one compiled core; float padding holds
 0.0 and taps are summed one at a time from 0.0 in (ky, kx) order, then the bias is added
 (TFLite's order; a 0.0 tap adds nothing to a sum that starts at +0.0).
+
+With AVX-512 VNNI, 3x3 stride-1 undilated layers with int8 weights (w_zp = 0) run
+:mod:`nnsim.kernels._dw_widened` instead: one ``vpdpbusd`` per window row, the same sums.
 """
 
 from __future__ import annotations
@@ -23,9 +26,11 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (njit, prange, vf_add, vf_clamp, vf_load, vf_muladd, vf_store,
-                                vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add, vi_dpwssd,
-                                vi_load, vi_load8, vi_requant, vi_requantq, vi_store8,
+from nnsim.kernels._dw_widened import (_dw_widened_par, _dw_widened_part, ring_bytes,
+                                       widened_weights)
+from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_load, vf_muladd,
+                                vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
+                                vi_dpwssd, vi_load, vi_load8, vi_requant, vi_requantq, vi_store8,
                                 vi_store8n, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run
 from nnsim.kernels.gemm import requant_params
@@ -132,6 +137,14 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         plan.weights = _pad_channels(wq.astype(np.int32) & 0xFFFF, plan.cpad)
         plan.qp = requant_params(bias, mults, shifts)
         plan.prm = np.array([int(out_zp), int(lo), int(hi), xzp, flip], np.int64)
+        # int8 weights only (vpdpbusd's signed bytes; uint8 ones minus their zero point need
+        # 9 bits), stride 1 only (an input row widened once serves 3 output rows; with stride
+        # 2, 1.5, and widening cost what it saved)
+        if (SIMD_MODE == "avx512vnni" and w.dtype == np.int8 and int(w_zp) == 0 and m == 1
+                and (kh, kw, stride_h, stride_w, dilation_h, dilation_w) == (3, 3, 1, 1, 1, 1)):
+            plan.widened = (widened_weights(wq, plan.cpad),
+                            np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
+                            np.zeros(ring_bytes(ow), np.uint8))
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -181,6 +194,7 @@ class _Plan:
         self.dims = np.array([h, w, pt, pl, hp, wp, span], np.int64)
         self.slots = np.zeros(span, np.int64)
         self.rows = np.zeros(int(geo[0]), np.int64)
+        self.widened = None   # (weights, dims, ring) of nnsim.kernels._dw_widened, or None
         self._split = {}   # thread count -> see _parallel
 
     def run(self, x, out):
@@ -193,6 +207,14 @@ class _Plan:
         (both arrays fixed: an interpreter's tensor buffers); with more than one thread
         (:mod:`nnsim.kernels.threads`) the layer is split into parts, see :meth:`_parallel`."""
         split = self._parallel()
+        if self.widened is not None:
+            w3, dims, ring = self.widened
+            batches, out_h, _, cout = self.out_shape
+            args = (x.view(np.uint8).reshape(-1), dims, w3, self.qp, self.prm,
+                    out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
+            if split is None:
+                return partial(_dw_widened_part, *args, ring, 0, batches * out_h, 0, cout)
+            return partial(_dw_widened_par, *args, split[4], split[0])
         srcs = self.src if split is None else split[1]
         # rows are copied as bytes: one compiled _window_rows serves every dtype
         common = (srcs, srcs.view(np.uint8), self.ring, self.dims, self.geo)
@@ -214,10 +236,11 @@ class _Plan:
         return call if self.ring else partial(_repeat_then, self, xb, call)
 
     def _parallel(self):
-        """For the current thread count: ``(parts, rings, slots, rows)`` with one ring (or
-        the shared padded copy) and row bookkeeping per part, or None to run serially. Parts
-        are ranges of output rows (all channels) or of 16-channel groups (all rows),
-        whichever spreads more evenly."""
+        """For the current thread count: ``(parts, rings, slots, rows, widened rings)`` with
+        one ring (or the shared padded copy), row bookkeeping and, for a widened layer, one
+        ring of widened rows per part, or None to run serially. Parts are ranges of output
+        rows (all channels) or of 16-channel groups (all rows), whichever spreads more
+        evenly."""
         count = _threads.get_num_threads()
         if count <= 1:
             return None
@@ -240,8 +263,9 @@ class _Plan:
             return None
         n = len(parts)
         srcs = np.repeat(self.src[None], n, axis=0) if self.ring else self.src[None]
+        rings = None if self.widened is None else _threads.per_part(n, self.widened[2])
         return (np.array(parts, np.int64), srcs, _threads.per_part(n, self.slots),
-                _threads.per_part(n, self.rows))
+                _threads.per_part(n, self.rows), rings)
 
 
 def _repeat_then(plan, xb, call):

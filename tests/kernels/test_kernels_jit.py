@@ -139,7 +139,7 @@ def test_fma_is_off_unless_asked():
 
 _SHARED_CORES = r"""
 import numpy as np
-from nnsim.kernels import conv, depthwise, elementwise, _gemm_common
+from nnsim.kernels import _dw_widened, conv, depthwise, elementwise, _gemm_common
 rng = np.random.default_rng(0)
 q = dict(in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
 for dt in (np.int8, np.uint8):
@@ -148,8 +148,9 @@ for dt in (np.int8, np.uint8):
     elementwise.add(x, x[::-1].copy(), in1_scale=0.1, in1_zp=3, in2_scale=0.2, in2_zp=-1,
                     out_scale=0.3, out_zp=2)
     w = rng.integers(-127, 128, (1, 3, 3, 16)).astype(np.int8)
-    depthwise.depthwise_conv_2d(x, w, None, depth_multiplier=1, stride_h=1, stride_w=1,
-                                pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, **q)
+    for s in (1, 2):   # stride 1: the widened core on AVX-512 VNNI
+        depthwise.depthwise_conv_2d(x, w, None, depth_multiplier=1, stride_h=s, stride_w=s,
+                                    pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, **q)
     w = rng.integers(-127, 128, (8, 3, 3, 16)).astype(np.int8)
     conv.conv_2d(x, w, None, stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1,
                  pad_right=1, **q)
@@ -160,20 +161,22 @@ depthwise.depthwise_conv_2d(xf, rng.standard_normal((1, 3, 3, 16)).astype(np.flo
                             depth_multiplier=1, stride_h=1, stride_w=1, pad_top=1,
                             pad_bottom=1, pad_left=1, pad_right=1)
 print(len(elementwise._quant_core.signatures), len(depthwise._dw_quant_part.signatures),
-      len(depthwise._window_rows.signatures), len(_gemm_common._fill_padded.signatures))
+      len(depthwise._window_rows.signatures), len(_gemm_common._fill_padded.signatures),
+      len(_dw_widened._dw_widened_part.signatures), int(depthwise.SIMD_MODE == "avx512vnni"))
 """
 
 
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
 def test_byte_cores_compile_once_for_int8_and_uint8():
-    """Cold-start economy: the quantized ADD core and the depthwise core read int8 as uint8
+    """Cold-start economy: the quantized ADD core and the depthwise cores read int8 as uint8
     bytes + 128, and the padding copies work on bytes, so int8, uint8 (and float32, for the
     copies) layers share one compiled variant each (a fresh process counts them)."""
     out = subprocess.run([sys.executable, "-c", _SHARED_CORES], capture_output=True, text=True,
                          timeout=600)
     assert out.returncode == 0, out.stderr
-    add, dw, rows, fill = (int(n) for n in out.stdout.split())
+    add, dw, rows, fill, widened, vnni = (int(n) for n in out.stdout.split())
     assert (add, dw, fill) == (1, 1, 1)
+    assert widened == vnni   # (the widened depthwise core, for int8 and uint8 input alike)
     assert rows <= 1   # a callee: compiled with its caller, not loaded when the caller is
 
 

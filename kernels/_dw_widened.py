@@ -1,0 +1,120 @@
+"""Quantized 3x3 stride-1 DEPTHWISE_CONV_2D with int8 weights on AVX-512 VNNI: window rows
+widened, one ``vpdpbusd`` per window row.
+
+For a window start ``ox`` and a channel, the int32 lane of bytes ``[x(ox - pl), x(ox - pl + 1),
+x(ox - pl + 2), 0]`` (the three pixels one window row covers, as uint8: int8 bytes XOR 0x80,
+padding ``x_zp``) times the lane ``[w(ky, 0), w(ky, 1), w(ky, 2), 0]`` of the int8 weights is
+one ``vpdpbusd`` lane: uint8 x int8 products summed exactly in int32. Three per output vector
+instead of 9 widening loads and 9 ``vpdpwssd`` (:mod:`nnsim.kernels.depthwise`), and the same
+integer sum ``sum x * w`` to which the bias (folded with ``- x_zp * sum w``) is added: the
+same results, bit for bit.
+
+The loops take 16 channels at a time, outermost, and keep a ring of 3 widened rows of those
+channels (64 bytes per window start: a row of 112 starts is 7 KB, so the ring stays in L1);
+each output row widens the one input row it adds. The input is read in place: no padded copy.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpbusd, vi_load, vi_load8, vi_mul,
+                                vi_requantq, vi_splat, vi_store, vi_store8, vi_store8n, vi_xor,
+                                vi_zero, vq_load)
+
+__all__ = ["widened_weights", "ring_bytes"]
+
+
+def widened_weights(wq, cpad):
+    """``wq`` [3, 3, Cout] int8 values (int64) -> 3 rows of ``cpad`` int32 lanes of bytes
+    ``[w(ky, 0), w(ky, 1), w(ky, 2), 0]``."""
+    b = wq.astype(np.int64) & 0xFF
+    lanes = b[:, 0] | b[:, 1] << 8 | b[:, 2] << 16
+    out = np.zeros((3, cpad), np.int32)
+    out[:, :lanes.shape[1]] = lanes.astype(np.int32)
+    return out.reshape(-1)
+
+
+def ring_bytes(out_w):
+    """Bytes of one ring: 3 widened rows of ``out_w`` window starts (+ one vector of slack)."""
+    return 3 * 64 * (out_w + 1)
+
+
+@njit(_nrt=False)
+def _widen(xb, base, iy, h, w, pl, cout, out_w, flip, xzp, ring, d):
+    """Ring row at ``ring[d]``: the widened lanes of input row ``iy`` (of the image whose first
+    byte is ``xb[base]``; a padding row when outside ``0:h``) for every window start, 16
+    channels (``xb`` offset of the first included)."""
+    z = vi_splat(xzp)
+    if iy < 0 or iy >= h:
+        v = vi_add(vi_add(z, vi_mul(z, vi_splat(256))), vi_mul(z, vi_splat(65536)))
+        for ox in range(out_w):
+            vi_store(v, ring, d + 64 * ox)
+        return
+    row = base + iy * w * cout
+    f = vi_splat(flip)
+    for ox in range(out_w):
+        ix = ox - pl
+        if 0 <= ix and ix + 2 < w:   # the three pixels inside the row
+            a = vi_xor(vi_load8(xb, row + ix * cout), f)
+            b = vi_xor(vi_load8(xb, row + (ix + 1) * cout), f)
+            e = vi_xor(vi_load8(xb, row + (ix + 2) * cout), f)
+        else:
+            a = z if ix < 0 or ix >= w else vi_xor(vi_load8(xb, row + ix * cout), f)
+            b = z if ix + 1 < 0 or ix + 1 >= w else vi_xor(vi_load8(xb, row + (ix + 1) * cout), f)
+            e = z if ix + 2 >= w else vi_xor(vi_load8(xb, row + (ix + 2) * cout), f)
+        vi_store(vi_add(vi_add(a, vi_mul(b, vi_splat(256))), vi_mul(e, vi_splat(65536))),
+                 ring, d + 64 * ox)
+
+
+@njit
+def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo,
+                    c_hi):
+    """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
+    16, or the end) of the layer, with the ring ``ring`` (:func:`ring_bytes`). ``xb``: the
+    input's bytes; ``dims``: h, w, pad_top, pad_left; ``prm``: out_zp, lo, hi, x_zp (uint8
+    domain), flip (0x80 for int8 input, else 0); ``out``: the output's bytes."""
+    h, w, pt, pl = dims[0], dims[1], dims[2], dims[3]
+    zp, lo, hi, xzp, flip = prm[0], prm[1], prm[2], prm[3], prm[4]
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
+    scratch = np.empty(16, np.uint8)
+    rl = 64 * (out_w + 1)
+    for c in range(c_lo, c_hi, 16):
+        w0, w1, w2 = vi_load(w3, c), vi_load(w3, cpad + c), vi_load(w3, 2 * cpad + c)
+        q = vq_load(qp, c, cpad)
+        for r in range(r_lo, r_hi):
+            b, oy = r // out_h, r % out_h
+            base = b * h * w * cout + c
+            if r == r_lo or oy == 0:   # a new run or image: its first two window rows
+                _widen(xb, base, oy - pt, h, w, pl, cout, out_w, flip, xzp, ring,
+                       (oy % 3) * rl)
+                _widen(xb, base, oy - pt + 1, h, w, pl, cout, out_w, flip, xzp, ring,
+                       ((oy + 1) % 3) * rl)
+            _widen(xb, base, oy - pt + 2, h, w, pl, cout, out_w, flip, xzp, ring,
+                   ((oy + 2) % 3) * rl)
+            r0, r1, r2 = (oy % 3) * rl, ((oy + 1) % 3) * rl, ((oy + 2) % 3) * rl
+            o0 = r * out_w * cout + c
+            for ox in range(out_w):
+                a = vi_dpbusd(vi_zero(), vi_load(ring, r0 + 64 * ox), w0)
+                a = vi_dpbusd(a, vi_load(ring, r1 + 64 * ox), w1)
+                a = vi_dpbusd(a, vi_load(ring, r2 + 64 * ox), w2)
+                _store(vi_requantq(a, q, 0, zp, lo, hi), out, o0 + ox * cout, cout - c,
+                       scratch)
+
+
+@njit(parallel=True)
+def _dw_widened_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
+    """:func:`_dw_widened_part` in parts run by numba's threads: part ``t`` computes output
+    rows ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` with its own ring ``rings[t]``."""
+    for t in prange(parts.shape[0]):
+        _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
+                        parts[t, 1], parts[t, 2], parts[t, 3])
+    return out
+
+
+@njit(_nrt=False)
+def _store(r, out, o, count, scratch):
+    """The low bytes of the lanes of ``r`` to ``out[o:o + min(count, 16)]``."""
+    if count >= 16:
+        vi_store8(r, out, o)
+    else:
+        vi_store8n(r, out, o, count)
