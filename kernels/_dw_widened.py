@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._gemm_common import _store8
 from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpbusd, vi_load, vi_load8, vi_mul,
-                                vi_requantq, vi_splat, vi_store, vi_store8, vi_store8n, vi_xor,
-                                vi_zero, vq_load)
+                                vi_requantq, vi_splat, vi_store, vi_xor, vi_zero, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes"]
 
@@ -76,7 +76,6 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
     h, w, pt, pl = dims[0], dims[1], dims[2], dims[3]
     zp, lo, hi, xzp, flip = prm[0], prm[1], prm[2], prm[3], prm[4]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
-    scratch = np.empty(16, np.uint8)
     rl = 64 * (out_w + 1)
     for c in range(c_lo, c_hi, 16):
         w0, w1, w2 = vi_load(w3, c), vi_load(w3, cpad + c), vi_load(w3, 2 * cpad + c)
@@ -97,8 +96,7 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
                 a = vi_dpbusd(vi_zero(), vi_load(ring, r0 + 64 * ox), w0)
                 a = vi_dpbusd(a, vi_load(ring, r1 + 64 * ox), w1)
                 a = vi_dpbusd(a, vi_load(ring, r2 + 64 * ox), w2)
-                _store(vi_requantq(a, q, 0, zp, lo, hi), out, o0 + ox * cout, cout - c,
-                       scratch)
+                _store8(vi_requantq(a, q, 0, zp, lo, hi), out, o0 + ox * cout, cout - c)
 
 
 @njit(parallel=True)
@@ -111,10 +109,3 @@ def _dw_widened_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
     return out
 
 
-@njit(_nrt=False)
-def _store(r, out, o, count, scratch):
-    """The low bytes of the lanes of ``r`` to ``out[o:o + min(count, 16)]``."""
-    if count >= 16:
-        vi_store8(r, out, o)
-    else:
-        vi_store8n(r, out, o, count)

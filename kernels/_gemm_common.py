@@ -1,11 +1,13 @@
 """Pieces shared by the GEMM cores (:mod:`nnsim.kernels.gemm`): tile sizes, source modes, the
-padded input copy, row bases of a block of output pixels and im2col."""
+padded input copy, row bases of a block of output pixels and im2col; byte-run copies and the
+store of 16 requantized lanes, which the depthwise cores use too."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import MASKED_BYTES, njit, vb_copy, vi_load, vi_splat, vi_store, vi_xor
+from nnsim.kernels._jit import (MASKED_BYTES, njit, vb_copy, vi_load, vi_splat, vi_store,
+                                vi_store8, vi_store8n, vi_xor)
 
 _TILE = 64      # output channels per tile (4 vectors of 16 lanes)
 _ROWS = 4       # output pixels per micro-kernel group
@@ -43,6 +45,16 @@ def _copy_run(src, s, dst, d, size, flip):
         i += 64
     for j in range(i, size):
         dst[d + j] = src[s + j] ^ flip
+
+
+@njit(_nrt=False)
+def _store8(r, out, o, count):
+    """The low bytes of the first ``min(count, 16)`` lanes of ``r`` to ``out[o:]`` (masked:
+    nothing past them is written)."""
+    if count >= 16:
+        vi_store8(r, out, o)
+    else:
+        vi_store8n(r, out, o, count)
 
 
 @njit(_nrt=False)

@@ -30,9 +30,9 @@ from nnsim.kernels._dw_widened import (_dw_widened_par, _dw_widened_part, ring_b
                                        widened_weights)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_load, vf_muladd,
                                 vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
-                                vi_dpwssd, vi_load, vi_load8, vi_requant, vi_requantq, vi_store8,
-                                vi_store8n, vi_zero, vq_load)
-from nnsim.kernels._gemm_common import _copy_run
+                                vi_dpwssd, vi_load, vi_load8, vi_requant, vi_requantq, vi_zero,
+                                vq_load)
+from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
@@ -332,7 +332,6 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     zp, lo, hi, xzp, flip = prm[0], prm[1], prm[2], prm[3], prm[4]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
-    scratch = np.empty(16, np.uint8)
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
     for r in range(r_lo, r_hi):
         b, oy = r // out_h, r % out_h
@@ -345,13 +344,13 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
             if fast:
                 _dw3x3_quant_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
                                  stride_w * cout, cout, w, c, cpad, qp, zp, lo, hi, out,
-                                 o0 + c, out_w, cout - c, scratch)
+                                 o0 + c, out_w, cout - c)
             else:
                 for ox in range(out_w):
                     acc = _dw_quant_taps(src, rows, ox * stride_w * cout + c, kh, kw,
                                          dil_w * cout, w, c, cpad)
-                    _store_q(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
-                             o0 + ox * cout + c, cout - c, scratch)
+                    _store8(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
+                            o0 + ox * cout + c, cout - c)
 
 
 @njit(_nrt=False)
@@ -365,16 +364,8 @@ def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
 
 
 @njit(_nrt=False)
-def _store_q(r, out, o, count, scratch):
-    if count >= 16:
-        vi_store8(r, out, o)
-    else:
-        vi_store8n(r, out, o, count)
-
-
-@njit(_nrt=False)
 def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
-                     out_w, count, scratch):
+                     out_w, count):
     """One output row of 16 channels of a 3x3 undilated window (weights in registers); the
     window rows start at ``x[r0]``, ``x[r1]``, ``x[r2]``."""
     w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
@@ -392,8 +383,7 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
         b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
         a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
-        _store_q(vi_requantq(vi_add(a, b), q, 0, zp, lo, hi), out, o0 + ox * cout, count,
-                 scratch)
+        _store8(vi_requantq(vi_add(a, b), q, 0, zp, lo, hi), out, o0 + ox * cout, count)
 
 
 @njit(parallel=True)
