@@ -20,6 +20,48 @@ QUANT_DTYPES = (np.dtype(np.uint8), np.dtype(np.int8))
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float16))
 
 
+#: Byte alignment of the buffers the compiled cores read and write with vector loads: one
+#: cache line, one AVX-512 register (TFLite aligns its arena the same way:
+#: ``kDefaultTensorAlignment = 64``). numpy's buffers are only 16-byte aligned (malloc; a large
+#: one is a page plus 16 bytes), so a 64-byte vector at a multiple of 64 from such a base spans
+#: two cache lines: each load is split in two, and measured with 2 threads on a widened
+#: depthwise layer the second thread ran its half 40% slower (benchmarks/README.md).
+ALIGN = 64
+
+
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """An uninitialised C-contiguous array whose first byte is :data:`ALIGN`-byte aligned."""
+    dtype = np.dtype(dtype)
+    shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(nbytes + ALIGN, np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + nbytes].view(dtype).reshape(shape)
+
+
+def aligned_full(shape, fill, dtype) -> np.ndarray:
+    """:func:`aligned_empty` filled with ``fill``."""
+    out = aligned_empty(shape, dtype)
+    out.fill(fill)
+    return out
+
+
+def aligned_zeros(shape, dtype) -> np.ndarray:
+    """:func:`aligned_empty` filled with zeros."""
+    return aligned_full(shape, 0, dtype)
+
+
+def aligned_copy(a) -> np.ndarray:
+    """A C-contiguous, :data:`ALIGN`-byte aligned copy of ``a`` (``a`` itself when it is
+    already both)."""
+    a = np.asarray(a)
+    if a.flags.c_contiguous and a.ctypes.data % ALIGN == 0:
+        return a
+    out = aligned_empty(a.shape, a.dtype)
+    np.copyto(out, a)
+    return out
+
+
 def is_quantized(dtype) -> bool:
     """True for the 8-bit asymmetric types (uint8, int8)."""
     return np.dtype(dtype) in QUANT_DTYPES

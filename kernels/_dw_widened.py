@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
 from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpbusd, vi_load, vi_load8, vi_mul,
                                 vi_requantq, vi_splat, vi_store, vi_xor, vi_zero, vq_load)
@@ -29,7 +30,7 @@ def widened_weights(wq, cpad):
     ``[w(ky, 0), w(ky, 1), w(ky, 2), 0]``."""
     b = wq.astype(np.int64) & 0xFF
     lanes = b[:, 0] | b[:, 1] << 8 | b[:, 2] << 16
-    out = np.zeros((3, cpad), np.int32)
+    out = aligned_zeros((3, cpad), np.int32)
     out[:, :lanes.shape[1]] = lanes.astype(np.int32)
     return out.reshape(-1)
 

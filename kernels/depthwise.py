@@ -144,7 +144,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
                 and (kh, kw, stride_h, stride_w, dilation_h, dilation_w) == (3, 3, 1, 1, 1, 1)):
             plan.widened = (widened_weights(wq, plan.cpad),
                             np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
-                            np.zeros(ring_bytes(ow), np.uint8))
+                            cm.aligned_zeros(ring_bytes(ow), np.uint8))
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -161,7 +161,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
 
 
 def _pad_channels(a, cpad):
-    out = np.zeros(a.shape[:-1] + (cpad,), a.dtype)
+    out = cm.aligned_zeros(a.shape[:-1] + (cpad,), a.dtype)
     out[..., :a.shape[-1]] = a
     return out.reshape(-1)
 
@@ -187,7 +187,7 @@ class _Plan:
         span = (int(geo[0]) - 1) * int(geo[4]) + 1
         rows = span if self.ring else n * hp
         # + 16 elements: a vector load of the last channels stays inside
-        self.src = np.full(rows * wp * self.cout + 16, fill, dtype)
+        self.src = cm.aligned_full(rows * wp * self.cout + 16, fill, dtype)
         if not self.ring:
             view = self.src[:-16].reshape(n, hp, wp, self.cout)
             self.inner = view[:, pt:pt + h, pl:pl + w]
@@ -262,7 +262,7 @@ class _Plan:
         if len(parts) < 2:
             return None
         n = len(parts)
-        srcs = np.repeat(self.src[None], n, axis=0) if self.ring else self.src[None]
+        srcs = _threads.per_part(n, self.src, copy=True) if self.ring else self.src[None]
         rings = None if self.widened is None else _threads.per_part(n, self.widened[2])
         return (np.array(parts, np.int64), srcs, _threads.per_part(n, self.slots),
                 _threads.per_part(n, self.rows), rings)

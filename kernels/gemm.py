@@ -38,6 +38,7 @@ from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
                                         _fill_padded)
 from nnsim.kernels._claims import Claimed
+from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
 from nnsim.kernels._jit import JIT_ENABLED, SIMD_MODE
 from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
@@ -127,7 +128,7 @@ def _pack_quant(w2d):
     full[:cout, :k] = ws
     parts = [full[c0:c0 + 16 * n].reshape(16 * n, kp // 4, 4).transpose(1, 0, 2).ravel()
              for c0, n in _tiles(cout)]
-    return np.concatenate(parts), ws.sum(axis=1, dtype=np.int64).astype(np.int32)
+    return aligned_copy(np.concatenate(parts)), ws.sum(axis=1, dtype=np.int64).astype(np.int32)
 
 
 def _pack_float(w2d):
@@ -136,7 +137,7 @@ def _pack_float(w2d):
     full = np.zeros((-(-cout // 16) * 16, k), np.float32)
     full[:cout] = w2d
     parts = [np.ascontiguousarray(full[c0:c0 + 16 * n].T).ravel() for c0, n in _tiles(cout)]
-    return np.concatenate(parts)
+    return aligned_copy(np.concatenate(parts))
 
 
 def _check_packed(packed, w):
@@ -164,7 +165,7 @@ def requant_params(bias, mults, shifts):
     qp[4] = right
     qp[5] = (np.int64(1) << right) - 1
     qp[6] = qp[5] >> 1
-    return ((qp[:, :cpad - 16] + 2**31) % 2**32 - 2**31).astype(np.int32).ravel()
+    return aligned_copy(((qp[:, :cpad - 16] + 2**31) % 2**32 - 2**31).astype(np.int32).ravel())
 
 
 # --- plans (everything computed once per layer) -----------------------------------------------
@@ -204,13 +205,13 @@ class _Plan:
             self.mode = _GATHER
         self.kp = -(-self.k // align) * align if self.mode == _GATHER else kh * self.kw_p * cin
         self.inner = None
-        self.padded = np.zeros(64, dtype)
+        self.padded = aligned_zeros(64, dtype)
         hp = wp = 0
         if self.mode != _DIRECT:
             hp = max(h + pad_top, (self.out_shape[1] - 1) * stride_h + (kh - 1) * dil_h + 1)
             wp = max(w + pad_left, (self.out_shape[2] - 1) * stride_w + (kw - 1) * dil_w + 1)
             slack = (64 + 3 * cin * np.dtype(dtype).itemsize) // np.dtype(dtype).itemsize
-            self.padded = np.full(n * hp * wp * cin + slack, fill, dtype)
+            self.padded = aligned_full(n * hp * wp * cin + slack, fill, dtype)
             view = self.padded[:-slack].reshape(n, hp, wp, cin)
             self.inner = view[:, pad_top:pad_top + h, pad_left:pad_left + w]
         if self.mode == _IMPLICIT:
@@ -219,7 +220,7 @@ class _Plan:
             runs = (1, self.kp, 0)
         self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w, hp, wp, cin, self.mode,
                              *runs], np.int64)
-        self.cols = np.zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
+        self.cols = aligned_zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
         self.rb = np.zeros(_BLOCK + 2 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
@@ -325,7 +326,7 @@ class FloatGemmPlan(_Plan):
         _check_packed(packed, w)
         self.wp = packed.data
         cpad = -(-cout // 16) * 16
-        self.bias = np.zeros(cpad, np.float32)
+        self.bias = aligned_zeros(cpad, np.float32)
         if bias is not None:
             self.bias[:cout] = bias
         self.clamp = np.array([lo, hi], np.float32)

@@ -24,6 +24,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from nnsim.kernels._common import aligned_zeros
+
 __all__ = ["get_num_threads", "set_num_threads", "reset_num_threads", "num_threads",
            "split", "per_part"]
 
@@ -72,10 +74,16 @@ def split(units: int, parts: int) -> list[tuple[int, int]]:
     return [(units * i // parts, units * (i + 1) // parts) for i in range(parts)]
 
 
-def per_part(parts: int, template: np.ndarray) -> np.ndarray:
-    """``parts`` zeroed copies of the 1-D ``template`` as the rows of one array, each row padded
-    to a multiple of 128 bytes so that no two parts write the same cache line (false sharing
-    would make the threads' small per-row bookkeeping stores bounce between cores)."""
+def per_part(parts: int, template: np.ndarray, copy: bool = False) -> np.ndarray:
+    """``parts`` copies of the 1-D ``template`` (zeroed, or with ``copy`` its contents) as the
+    rows of one 64-byte aligned array, each row padded to a multiple of 128 bytes so that no
+    two parts write the same cache line (false sharing would make the threads' small per-row
+    bookkeeping stores bounce between cores) and every row starts on a cache line (vector
+    loads of whole lines are not split; :data:`nnsim.kernels._common.ALIGN`)."""
     per_line = max(1, 128 // template.itemsize)
     width = -(-template.size // per_line) * per_line
-    return np.zeros((parts, width), template.dtype)
+    out = aligned_zeros((parts, width), template.dtype)
+    if copy:
+        out[:, :template.size] = template
+    return out
+

@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.errors import OpFailedError
-from nnsim.kernels._common import broadcast_shape, explicit_out_size, same_padding
+from nnsim.kernels._common import (aligned_empty, broadcast_shape, explicit_out_size,
+                                   same_padding)
 from nnsim.kernels.threads import get_num_threads
 from nnsim.types import OperandLifeTime, OperandType, PaddingCode
 
@@ -44,7 +45,7 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
     buffers is reused."""
     x_dtype = np.dtype(x_dtype)
     quantized = x_dtype.kind in "iu"
-    buffer = np.empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)
+    buffer = aligned_empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)
     result = [from_nhwc(buffer, nchw)]
     bound = [None, None, 0]    # (input array, kernel call bound to it and the buffer, threads)
 

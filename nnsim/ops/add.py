@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import elementwise, int32_arith
+from nnsim.kernels._common import aligned_empty
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec, context_runner
 from nnsim.types import FL1, FL2, FL3, FL4, OperandType, OperationCode
@@ -91,7 +92,7 @@ def plan(ctx):
     b = b if fixed[1] is None else fixed[1]
     kernel_plan = elementwise.prepare_binary(_BINARY_OP[ctx.code], a.shape, b.shape, a.dtype,
                                              b.dtype, **_kernel_kwargs(ctx))
-    buffer = np.empty(kernel_plan.shape, kernel_plan.out_dtype)
+    buffer = aligned_empty(kernel_plan.shape, kernel_plan.out_dtype)
     result = [buffer]
     bound = [None, None, None]   # (a, b, kernel call bound to them and to the buffer)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.quantize import dequantize as dequantize_kernel
 from nnsim.kernels.quantize import dequantize_into
 from nnsim.ops.base import OperationSpec, context_runner
@@ -57,7 +58,7 @@ def plan(ctx):
     if src.type == T.TENSOR_QUANT8_SYMM_PER_CHANNEL or \
             ctx.output_operand(0).type != T.TENSOR_FLOAT32:
         return general
-    buffer = np.empty(ctx.output_shapes[0], np.float32)
+    buffer = aligned_empty(ctx.output_shapes[0], np.float32)
     result = [buffer]
 
     def run(values):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import pooling
+from nnsim.kernels._common import aligned_empty
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec, type_feature_level
 from nnsim.types import FL3, OperandType, OperationCode
@@ -93,7 +94,7 @@ def plan(ctx):
                 .astype(dtype, copy=False)]
     if nchw:
         return general
-    buffer = np.empty(ctx.output_shapes[0], dtype)
+    buffer = aligned_empty(ctx.output_shapes[0], dtype)
 
     def bind(x):
         if np.shares_memory(x, buffer):

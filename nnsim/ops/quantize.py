@@ -6,8 +6,7 @@ saturated (T13 common/types/operations/src/Quantize.cpp).
 """
 from __future__ import annotations
 
-import numpy as np
-
+from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.quantize import quantize as quantize_kernel
 from nnsim.kernels.quantize import quantize_into
 from nnsim.ops import _common as cm
@@ -40,7 +39,7 @@ def execute(ctx):
 def plan(ctx):
     """float32 in: the output written into one buffer kept across executions."""
     out = ctx.output_operand(0)
-    buffer = np.empty(ctx.output_shapes[0], cm.out_dtype(out.type))
+    buffer = aligned_empty(ctx.output_shapes[0], cm.out_dtype(out.type))
     result, general = [buffer], context_runner(SPEC, ctx)
 
     def run(values):

@@ -33,6 +33,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
+from nnsim.kernels._common import aligned_empty, aligned_zeros
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
 from nnsim.ops.executor import is_quantized_conv, warm_up_steps
@@ -218,8 +219,8 @@ class Interpreter:
                 self._values[t.index] = np.asarray(t.data)
         for i in self._sg.inputs:
             t = self._sg.tensors[i]
-            if t.data is None:
-                self._values[i] = np.zeros(self._shape_or_file(i), numpy_dtype(t.type))
+            if t.data is None:   # aligned as TFLite's arena (the kernels' vector loads)
+                self._values[i] = aligned_zeros(self._shape_or_file(i), numpy_dtype(t.type))
         # Variable tensors (the LSTM/RNN/SVDF states) start as AllocateTensors'
         # ResetVariableTensors leaves them; their builtins update them in place.
         for t in self._sg.tensors:
@@ -417,7 +418,8 @@ class Interpreter:
                              "allocate_tensors() first")
         buf = self._values.get(i)
         if buf is None or not buf.flags.writeable or buf.shape != shape:
-            self._values[i] = np.array(value, dtype=expected, copy=True)
+            buf = self._values[i] = aligned_empty(shape, expected)
+            np.copyto(buf, value)
         else:
             np.copyto(buf, value)
 
@@ -548,7 +550,7 @@ class Interpreter:
             if all(i < 0 or i in fixed for i in ins):
                 call = builtin.bind(arrays, results)
             if call is None:
-                pinned = [None if r is None else np.array(r, copy=True) for r in results]
+                pinned = [None if r is None else _aligned_clone(r) for r in results]
                 call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)
                 for o, r in zip(outs, pinned):
                     if o >= 0:
@@ -789,3 +791,10 @@ def _nnapi_models(kernel) -> list:
     prepared = [plan.prepared] if plan.kind == plan.SIMPLE else \
         [step.prepared for step in plan.execution_steps()]
     return [p.model for p in prepared if p is not None]
+
+
+def _aligned_clone(a) -> np.ndarray:
+    """A copy of ``a`` in a buffer of its own, aligned as TFLite's arena."""
+    out = aligned_empty(np.shape(a), np.asarray(a).dtype)
+    np.copyto(out, a)
+    return out

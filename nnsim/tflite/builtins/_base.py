@@ -162,11 +162,19 @@ def nothing():
 
 
 def is_view_of(output, source) -> bool:
-    """True when ``output`` is a view into ``source``'s memory (same data, no copy)."""
+    """True when ``output`` is a view of all of ``source``'s memory (same data, no copy)."""
     base = output
     while isinstance(base, np.ndarray) and base is not source:
         base = base.base
-    return base is source
+    if base is source:
+        return True
+    # numpy points a view of a view at the owner of the memory, not at the view it was made
+    # from: a reshape of an aligned buffer (itself a view, kernels._common.aligned_empty)
+    # has that buffer's raw allocation as its base
+    return (isinstance(output, np.ndarray) and isinstance(source, np.ndarray)
+            and output.flags.c_contiguous and source.flags.c_contiguous
+            and output.nbytes == source.nbytes
+            and output.ctypes.data == source.ctypes.data)
 
 
 def dummy(shape, dtype) -> np.ndarray:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.conv import conv_2d, pack_filter, prepare_conv_2d
 from nnsim.kernels.depthwise import depthwise_conv_2d, prepare_depthwise_conv_2d
 from nnsim.kernels.fc_quant import fully_connected_quant
@@ -89,7 +90,8 @@ class _Weighted(BuiltinOp):
                                       **self.q)
         except (ValueError, TypeError):
             return  # Eval calls the kernel, which raises the same error at invoke time
-        self.plan, self.out = plan, np.empty(out_shape, plan.out_dtype)
+        # aligned as TFLite's arena (kDefaultTensorAlignment): whole-line vector stores
+        self.plan, self.out = plan, aligned_empty(out_shape, plan.out_dtype)
 
     def bind(self, inputs, outputs):
         x = inputs[0]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import elementwise as ew
+from nnsim.kernels._common import aligned_empty
 from nnsim.kernels._common import broadcast_shape as kernel_broadcast_shape
 from nnsim.kernels.floor_div import floor_div
 from nnsim.tflite.builtins._base import BuiltinOp, fuse_code
@@ -59,7 +60,7 @@ class _Binary(BuiltinOp):
                                               self.dtype, self.node.dtype_in(1), fuse=self.fuse,
                                               **self.q)
                 self.shapes = (tuple(shapes[0]), tuple(shapes[1]))
-                self.out = np.empty(self.plan.shape, self.plan.out_dtype)
+                self.out = aligned_empty(self.plan.shape, self.plan.out_dtype)
             except (ValueError, TypeError):
                 self.plan = None    # Eval calls the kernel, which raises at invoke time
         return [shape]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.quantize import dequantize, prepare_requantize, quantize
 from nnsim.tflite.builtins._base import BuiltinOp
 
@@ -37,7 +38,7 @@ class Quantize(BuiltinOp):
     def _buffer(self, shape):
         """The output array, reused at every Eval while the shape stays (TFLite's arena)."""
         if self.out is None or self.out.shape != shape:
-            self.out = np.empty(shape, self.out_dtype)
+            self.out = aligned_empty(shape, self.out_dtype)
         return self.out
 
     def eval(self, inputs):
