@@ -239,8 +239,8 @@ class _Plan:
         """For the current thread count: ``(parts, rings, slots, rows, widened rings)`` with
         one ring (or the shared padded copy), row bookkeeping and, for a widened layer, one
         ring of widened rows per part, or None to run serially. Parts are ranges of output
-        rows (all channels) or of 16-channel groups (all rows), whichever spreads more
-        evenly."""
+        rows (all channels), or of 16-channel groups (all rows) when those spread the work
+        clearly more evenly (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
         if count <= 1:
             return None
@@ -257,7 +257,7 @@ class _Plan:
         by_rows = [(lo, hi, 0, cout) for lo, hi in _threads.split(rows, count)]
         by_channels = [(0, rows, 16 * lo, min(16 * hi, cout))
                        for lo, hi in _threads.split(-(-cout // 16), count)]
-        parts = min(by_rows, by_channels, key=lambda ps: (
+        parts = _threads.rows_or_channels(by_rows, by_channels, lambda ps: (
             max((r1 - r0) * -(-(c1 - c0) // 16) for r0, r1, c0, c1 in ps), len(ps)))
         if len(parts) < 2:
             return None

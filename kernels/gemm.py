@@ -228,8 +228,9 @@ class _Plan:
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
         copies of each scratch array)``, or None to run serially (1 thread, or too little
-        work). Parts are ranges of whole 4-pixel groups (all channels) or of whole 64-channel
-        tiles (all pixels), whichever spreads more evenly."""
+        work). Parts are ranges of whole 4-pixel groups (all channels), or of whole 64-channel
+        tiles (all pixels) when those spread the work clearly more evenly
+        (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
         if count <= 1:
             return None
@@ -245,7 +246,7 @@ class _Plan:
                      for lo, hi in _threads.split(-(-pixels // _ROWS), count)]
         by_channels = [(0, pixels, lo * _TILE, min(hi * _TILE, self.cout))
                        for lo, hi in _threads.split(-(-self.cout // _TILE), count)]
-        parts = min(by_pixels, by_channels, key=_split_cost)
+        parts = _threads.rows_or_channels(by_pixels, by_channels, _split_cost)
         if len(parts) < 2:
             return None
         return (np.array(parts, np.int64),

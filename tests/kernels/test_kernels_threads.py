@@ -158,6 +158,36 @@ def test_rows_and_channel_splits_both_used():
     assert wide_parts.tolist() == [[0, 1, 0, 128], [0, 1, 128, 256]]
 
 
+def test_rows_preferred_unless_channels_clearly_more_even():
+    """Row parts keep a thread on the rows it wrote in the previous layer, so channel parts
+    are taken only when they spread the work more than 10% more evenly (threads.py
+    ROWS_PREFERENCE). Expected parts worked out by hand from the micro-kernel work of the
+    largest part (4-pixel groups x 16-channel columns; depthwise: rows x 16-channel groups)."""
+    rng = np.random.default_rng(0)
+    # MobileNet v2's 14x14 expansion: 49 pixel groups -> 25 x 24 columns = 600; 6 tiles ->
+    # 49 x 12 = 588, 2% more even: rows
+    q = dict(in_scale=0.1, in_zp=0, w_scales=0.01, w_zp=0, out_scale=0.2, out_zp=0)
+    w = rng.integers(-127, 127, (384, 1, 1, 64)).astype(np.int8)
+    plan = prepare_conv_2d((1, 14, 14, 64), np.int8, w, None, stride_h=1, stride_w=1,
+                           pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, **q)[0]
+    with threads.num_threads(2):
+        parts = plan._parallel((plan.cols, plan.rb, plan.sx))[0]
+    assert parts.tolist() == [[0, 96, 0, 384], [96, 196, 0, 384]]
+    # its 7x7 stride-2 depthwise layer: 4 of 7 rows x 36 groups = 144; 7 x 18 = 126, 14%
+    # more even: channels
+    dw = rng.integers(-127, 127, (1, 3, 3, 576)).astype(np.int8)
+    plan, out_shape = prepare_depthwise_conv_2d(
+        (1, 14, 14, 576), np.int8, dw, None, depth_multiplier=1, stride_h=2, stride_w=2,
+        pad_top=0, pad_bottom=1, pad_left=0, pad_right=1, **q)
+    with threads.num_threads(2):
+        plan.bind(np.zeros((1, 14, 14, 576), np.int8), np.empty(out_shape, np.int8))
+        parts = plan._parallel()[0]
+    assert parts.tolist() == [[0, 7, 0, 288], [0, 7, 288, 576]]
+    cost = lambda ps: (max(ps), len(ps))   # noqa: E731
+    assert threads.rows_or_channels([110, 100], [101, 100], cost) == [110, 100]
+    assert threads.rows_or_channels([112, 100], [101, 100], cost) == [101, 100]
+
+
 def test_small_layers_stay_serial(monkeypatch):
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 200_000)
     rng = np.random.default_rng(0)
