@@ -14,8 +14,9 @@ is ``D - 128 * SW``, which the plan folds into the bias (:class:`QuantGemmPlan`)
 
 from __future__ import annotations
 
+from nnsim.kernels._gemm_common import _store8
 from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_bcast4, vi_load,
-                                vi_requant, vi_store8, vi_store8n)
+                                vi_requant)
 
 _R = 3   # pixels per pass
 
@@ -37,11 +38,7 @@ def _tile_avx2(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex,
 
 @njit(_nrt=False, inline="always")   # a call per 16 outputs costs as much as the requant
 def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count):
-    r = vi_requant(vd_sum(v), qp, c, cpad, extra, zp, lo, hi)
-    if count >= 16:
-        vi_store8(r, out, o)
-    else:
-        vi_store8n(r, out, o, count)
+    _store8(vi_requant(vd_sum(v), qp, c, cpad, extra, zp, lo, hi), out, o, count)
 
 
 @njit(_nrt=False)

@@ -8,10 +8,9 @@ import numpy as np
 
 from nnsim.kernels._gemm_avx2 import _tile_avx2
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _gather,
-                                        _row_bases)
+                                        _row_bases, _store8)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi_dpbusd, vi_load,
-                                vi_pack8, vi_requant, vi_splat, vi_store, vi_store8, vi_store8n,
-                                vi_xor, vi_zero)
+                                vi_pack8, vi_requant, vi_splat, vi_store, vi_xor, vi_zero)
 
 
 @njit(parallel=True)
@@ -106,11 +105,7 @@ _tile = _tile_avx2 if SIMD_MODE == "avx2" else _tile_vnni
 def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count, scratch):
     """Requantize 16 accumulators of channels c.. (``qp``: see :func:`requant_params`) and
     store the first ``count`` (at most 16) to ``out[o:]``."""
-    r = vi_requant(v, qp, c, cpad, extra, zp, lo, hi)
-    if count >= 16:
-        vi_store8(r, out, o)
-    else:
-        vi_store8n(r, out, o, count)
+    _store8(vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out, o, count)
 
 
 @njit(_nrt=False)

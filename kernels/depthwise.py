@@ -337,8 +337,9 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:   # a new image: nothing in the ring belongs to it
             slots[:] = -(1 << 40)
-        _window_rows(xb, sb, 1, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi,
-                     np.uint8(xzp), np.uint8(flip))
+        # (an int64, not the literal 1: numba would compile a variant per literal size)
+        _window_rows(xb, sb, np.int64(1), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
+                     c_hi, np.uint8(xzp), np.uint8(flip))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast:
@@ -411,8 +412,8 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        _window_rows(xb, sb, 4, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi,
-                     np.uint8(0), np.uint8(0))
+        _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
+                     c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast and cout - c > 8:
