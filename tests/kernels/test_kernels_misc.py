@@ -176,6 +176,48 @@ def test_quantize_rounds_half_away_from_zero_and_clamps():
     assert out.tolist() == [1, 2, -1, -2, 127, -128]
 
 
+def test_quantize_ties_near_ties_and_extremes_match_float64_rounding():
+    """TFLite rounds the float32 quotient half away from zero. Ties (k + 0.5 exactly), the
+    floats next to them (0.5 - 2**-25 must round to 0: |v| + 0.5 computed in float32 would
+    round up to 1.0), quotients past 2**23 and 2**31, infinities and NaN, against the
+    reference and hand-computed values."""
+    ks = np.arange(-300, 300, dtype=np.float64)
+    ties = np.concatenate([ks + 0.5, ks - 0.5]).astype(np.float32)
+    near = np.concatenate([np.nextafter(ties, np.float32(np.inf)),
+                           np.nextafter(ties, np.float32(-np.inf))])
+    big = np.array([2.0 ** 23 + 1, -(2.0 ** 23) - 3, 2.0 ** 24, 3e9, -3e9, 1e38, -1e38],
+                   np.float32)
+    special = np.array([np.inf, -np.inf, np.nan, 0.0, -0.0], np.float32)
+    for scale in (np.float32(1.0), np.float32(0.25), np.float32(1 / 127.5)):
+        x = np.concatenate([ties, near, big, special]) * scale
+        for out_dtype, zp in ((np.uint8, 128), (np.int8, -1), (np.int8, 0), (np.uint8, 0)):
+            ours = quantize.quantize(x, out_scale=scale, out_zp=zp, out_dtype=out_dtype)
+            np.testing.assert_array_equal(
+                ours, ref_quantize.quantize(x, out_scale=scale, out_zp=zp, out_dtype=out_dtype))
+    half_below = np.float32(0.5) - np.float32(2.0 ** -25)
+    assert quantize.quantize(np.array([half_below, np.float32(0.5), -half_below], np.float32),
+                             out_scale=1.0, out_zp=0, out_dtype=np.int8).tolist() == [0, 1, 0]
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.int16, np.uint16, np.int32])
+def test_dequantize_every_value_matches_the_float64_product(dtype):
+    """8- and 16-bit inputs are computed in float32 (exact: the float64 product is rounded
+    once either way), wider ones in float64; every 8/16-bit value, odd scales, both paths
+    (``dequantize`` and a plan's ``dequantize_into``)."""
+    info = np.iinfo(dtype)
+    if info.bits <= 16:
+        x = np.arange(info.min, info.max + 1).astype(dtype)
+    else:
+        x = np.array([info.min, info.min + 1, -1, 0, 1, 12345678, info.max], dtype)
+    for scale, zp in ((0.1, 0), (1 / 3, 7), (3.0e-5, -100), (123.456, 255)):
+        want = (float(np.float32(scale)) * (x.astype(np.float64) - zp)).astype(np.float32)
+        np.testing.assert_array_equal(quantize.dequantize(x, in_scale=scale, in_zp=zp), want)
+        if info.bits == 8:
+            out = np.empty(x.shape, np.float32)
+            assert quantize.dequantize_into(x, out, in_scale=scale, in_zp=zp)
+            np.testing.assert_array_equal(out, want)
+
+
 def test_dequantize_per_tensor_and_per_channel():
     x = np.array([[0, 1], [2, 3]], np.uint8)
     assert quantize.dequantize(x, in_scale=0.5, in_zp=1).tolist() == [[-0.5, 0], [0.5, 1.0]]
