@@ -30,9 +30,13 @@ ALIGN = 64
 
 
 def aligned_empty(shape, dtype) -> np.ndarray:
-    """An uninitialised C-contiguous array whose first byte is :data:`ALIGN`-byte aligned."""
+    """An uninitialised C-contiguous array whose first byte is :data:`ALIGN`-byte aligned
+    (for a dtype holding Python objects, which no core reads, a plain ``np.empty``: raw
+    bytes must not be taken for object references)."""
     dtype = np.dtype(dtype)
     shape = (int(shape),) if np.ndim(shape) == 0 else tuple(int(d) for d in shape)
+    if dtype.hasobject:
+        return np.empty(shape, dtype)
     nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     raw = np.empty(nbytes + ALIGN, np.uint8)
     start = -raw.ctypes.data % ALIGN

@@ -39,6 +39,15 @@ def test_aligned_arrays_match_numpy(shape, dtype):
         np.testing.assert_array_equal(cm.aligned_full(shape, 3, dtype), np.full(shape, 3, dtype))
 
 
+def test_object_arrays_are_plain_and_safe():
+    """A dtype of Python objects gets numpy's own buffer (filled with None): uninitialised
+    bytes read as object references would crash the interpreter."""
+    empty = cm.aligned_empty((2, 3), object)
+    assert empty.tolist() == [[None] * 3] * 2
+    copy = cm.aligned_copy(np.array(["a", 1, None], object)[::-1])
+    assert copy.tolist() == [None, 1, "a"]
+
+
 def test_aligned_copy():
     rng = np.random.default_rng(0)
     src = rng.integers(-100, 100, (5, 6, 7)).astype(np.int16)
