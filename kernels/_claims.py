@@ -66,16 +66,15 @@ def wrap(dispatcher, cache_path) -> None:
         # else (an explicit signature) compiles unclaimed, as does a variant compiled here
         if state is None or not isinstance(sig, tuple) or sig in dispatcher.overloads:
             return compile_(sig)
-        args = sig
         fd, wait = state
-        offset = _offset(name, args)
+        offset = _offset(name, sig)
         try:
             _fcntl.lockf(fd, _fcntl.LOCK_EX if wait else _fcntl.LOCK_EX | _fcntl.LOCK_NB, 1,
                          offset)
         except OSError as exc:
             if wait:   # no locks on this file system, or a deadlock: compile unclaimed
                 return compile_(sig)
-            raise Claimed(f"{name}{tuple(args)} is being compiled by another process") from exc
+            raise Claimed(f"{name}{sig} is being compiled by another process") from exc
         try:
             return compile_(sig)
         finally:

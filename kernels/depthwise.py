@@ -237,8 +237,8 @@ class _Plan:
 
     def _parallel(self):
         """For the current thread count: ``(parts, rings, slots, rows, widened rings)`` with
-        one ring (or the shared padded copy), row bookkeeping and, for a widened layer, one
-        ring of widened rows per part, or None to run serially. Parts are ranges of output
+        per part one ring (or the shared padded copy) and row bookkeeping, or for a widened
+        layer only one ring of widened rows (the others None), or None to run serially. Parts are ranges of output
         rows (all channels), or of 16-channel groups (all rows) when those spread the work
         clearly more evenly (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
@@ -262,10 +262,12 @@ class _Plan:
         if len(parts) < 2:
             return None
         n = len(parts)
+        if self.widened is not None:   # its parts read the input in place: widened rings only
+            return (np.array(parts, np.int64), None, None, None,
+                    _threads.per_part(n, self.widened[2]))
         srcs = _threads.per_part(n, self.src, copy=True) if self.ring else self.src[None]
-        rings = None if self.widened is None else _threads.per_part(n, self.widened[2])
         return (np.array(parts, np.int64), srcs, _threads.per_part(n, self.slots),
-                _threads.per_part(n, self.rows), rings)
+                _threads.per_part(n, self.rows), None)
 
 
 def _repeat_then(plan, xb, call):
