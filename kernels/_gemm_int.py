@@ -9,8 +9,9 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _tile_avx2
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _gather,
                                         _row_bases, _store8)
-from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi_dpbusd, vi_load,
-                                vi_pack8, vi_requant, vi_splat, vi_store, vi_xor, vi_zero)
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi_dpbusd,
+                                vi_load, vi_pack8, vi_requant, vi_splat, vi_store, vi_xor,
+                                vi_zero)
 
 
 @njit(parallel=True)
@@ -273,7 +274,7 @@ def _requantize_core(acc, qp, zp, lo, hi, out):
     """``out[r, c] = clamp(MBQM(acc[r, c] + bias[c]) + zp)`` with ``qp`` from
     :func:`requant_params` (``acc`` int32 [rows, C], ``out`` uint8 [rows, C])."""
     rows, cout = acc.shape
-    cpad = qp.size // 7
+    cpad = qp.size // QP_ROWS
     flat = acc.reshape(-1)
     oflat = out.reshape(-1)
     scratch = np.empty(16, np.uint8)

@@ -142,6 +142,16 @@ if FMA:   # the cached cores were compiled without it: compile afresh, as forced
 #: cores copy the tails of runs byte by byte otherwise.
 MASKED_BYTES: bool = SIMD_MODE == "avx512vnni"
 
+#: Rows of a requantization table (:func:`nnsim.kernels.gemm.requant_params`).
+QP_ROWS = 13
+
+#: The rows of a requantization table that
+#: :func:`vi_requant` reads: the two-step form (rows 0-6) where 64-bit arithmetic shifts are
+#: emulated (AVX2, generic), the one-division form (rows 0-3, 7-12) on AVX-512.
+_QP_ROWS_NARROW = (0, 1, 2, 3, 4, 5, 6)
+_QP_ROWS_WIDE = (0, 1, 2, 3, 7, 8, 9, 10, 11, 12)
+_QP_ROWS = _QP_ROWS_WIDE if SIMD_MODE == "avx512vnni" else _QP_ROWS_NARROW
+
 
 def _cache_dir(root: Path) -> Path:
     """Where numba keeps this package's caches: ``NUMBA_CACHE_DIR/<dir>_<sha1 of the source
@@ -309,16 +319,17 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
 #   vf_muladd(acc, a, b)             acc + a * b: one fused multiply-add when :data:`FMA`,
 #                                    else rounded twice (fastmath stays off either way)
-#   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j): clamp(MBQM(acc + bias
-#                                    + e, m, shift) + zp, lo, hi), TFLite's double-rounding
-#                                    MultiplyByQuantizedMultiplier (m in [0, 2**31)); qp holds 7
-#                                    rows of cpad int32: bias, m, m of the odd channel moved to
-#                                    the even one, max(shift, 0), r = max(-shift, 0),
-#                                    (1 << r) - 1, ((1 << r) - 1) >> 1 (see requant_params)
-#   vq_load(qp, c, cpad)             the 7 rows of channels c.. of qp as a ``vq`` value (7 vi
-#                                    in registers), for a loop that requantizes many vectors
-#                                    of the same channels: loads from qp inside a loop that
-#                                    stores are repeated every iteration (arrays may alias)
+#   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j, c even): clamp(MBQM(acc
+#                                    + bias + e, m, shift) + zp, lo, hi), TFLite's double-
+#                                    rounding MultiplyByQuantizedMultiplier (m in [0, 2**31));
+#                                    qp: the 13 rows of cpad int32 of requant_params, read in
+#                                    one 64-bit floor division on AVX-512, in two steps
+#                                    (rows 0-6) elsewhere (see _QP_ROWS)
+#   vq_load(qp, c, cpad)             the rows of channels c.. of qp that vi_requant reads, as a
+#                                    ``vq`` value (vi in registers), for a loop that
+#                                    requantizes many vectors of the same channels: loads from
+#                                    qp inside a loop that stores are repeated every iteration
+#                                    (arrays may alias)
 #   vi_requantq(acc, q, e, zp, lo, hi)  vi_requant with the rows of vq_load
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
 #   vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
@@ -541,12 +552,13 @@ if JIT_ENABLED:
         return acc(acc, a, b), codegen
 
     def _qp_rows(context, builder, qpty, qp, cty, c, cpadty, cpad):
-        """The 7 row vectors qp[k * cpad + c: ... + 16] (see vi_requant)."""
+        """The row vectors qp[k * cpad + c: ... + 16] the requantization uses, k in
+        :data:`_QP_ROWS` (see vi_requant)."""
         i64 = _ir.IntType(64)
         c_ = context.cast(builder, c, cty, _types.intp)
         cpad_ = context.cast(builder, cpad, cpadty, _types.intp)
         rows = []
-        for k in range(7):
+        for k in _QP_ROWS:
             ptr = _address(context, builder, qpty, qp, _types.intp,
                            builder.add(builder.mul(cpad_, _ir.Constant(i64, k)), c_))
             rows.append(builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1))
@@ -560,7 +572,7 @@ if JIT_ENABLED:
             return _requant_ir(context, builder, sig, args, args[0], rows, 4)
         return _vi(_vi, qp, c, cpad, extra, zp, lo, hi), codegen
 
-    _vq = _types.UniTuple(_vi, 7)
+    _vq = _types.UniTuple(_vi, len(_QP_ROWS))
 
     @_intrinsic
     def _vq_load(typingctx, qp, c, cpad):
@@ -573,7 +585,7 @@ if JIT_ENABLED:
     @_intrinsic
     def _vi_requantq(typingctx, acc, q, extra, zp, lo, hi):
         def codegen(context, builder, sig, args):
-            rows = [builder.extract_value(args[1], k) for k in range(7)]
+            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
             return _requant_ir(context, builder, sig, args, args[0], rows, 2)
         return _vi(_vi, q, extra, zp, lo, hi), codegen
 
@@ -593,6 +605,8 @@ if JIT_ENABLED:
 
         x = builder.add(builder.add(acc, rows[0]), scalar(0))
         x = builder.shl(x, rows[3])                            # int32 wrap of x << left
+        if _QP_ROWS is _QP_ROWS_WIDE:
+            return _requant_wide_ir(builder, x, rows, scalar)
         x64 = builder.bitcast(x, v64)
         even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
         odd = builder.ashr(x64, const(32, v64))
@@ -613,6 +627,37 @@ if JIT_ENABLED:
         up = builder.icmp_signed(">", builder.and_(q, rows[5]), threshold)
         q = builder.add(builder.ashr(q, rows[4]), scalar(1))
         q = builder.select(up, builder.add(q, const(1)), q)
+        low, high = scalar(2), scalar(3)
+        q = builder.select(builder.icmp_signed("<", q, low), low, q)
+        return builder.select(builder.icmp_signed(">", q, high), high, q)
+
+    def _requant_wide_ir(builder, x, rows, scalar):
+        """clamp(MBQM(x) + zp, lo, hi) for x already shifted left, with both roundings in one
+        64-bit floor division (rows: see requant_params): per channel,
+        floor((x * m + C - (x * m < -2**30) * D) / 2**K). 17 vector instructions per 16
+        lanes on AVX-512 (64-bit arithmetic shifts), against 19 for the two-step form."""
+        i64 = _ir.IntType(64)
+        v64 = _ir.VectorType(i64, 8)
+
+        def const(value, vtype=_VI):
+            return _ir.Constant(vtype, [value] * vtype.count)
+
+        def low32(v):   # sign-extended low half of each 64-bit lane (vpmuldq reads only that)
+            return builder.ashr(builder.shl(v, const(32, v64)), const(32, v64))
+
+        x64 = builder.bitcast(x, v64)
+        halves = []
+        for lanes, m, c, d, k in ((low32(x64), rows[1], rows[4], rows[6], rows[8]),
+                                  (builder.ashr(x64, const(32, v64)), rows[2], rows[5],
+                                   rows[7], rows[9])):
+            p = builder.mul(lanes, low32(builder.bitcast(m, v64)))
+            n = builder.add(p, builder.bitcast(c, v64))
+            negative = builder.icmp_signed("<", p, const(-(1 << 30), v64))
+            n = builder.select(negative, builder.sub(n, builder.bitcast(d, v64)), n)
+            halves.append(builder.bitcast(builder.ashr(n, builder.bitcast(k, v64)), _VI))
+        # the low halves: lane 2j of the even quotients, lane 2j of the odd ones
+        mask = _ir.Constant(_ir.VectorType(_I32, 16), [n + 15 * (n % 2) for n in range(16)])
+        q = builder.add(builder.shuffle_vector(halves[0], halves[1], mask), scalar(1))
         low, high = scalar(2), scalar(3)
         q = builder.select(builder.icmp_signed("<", q, low), low, q)
         return builder.select(builder.icmp_signed(">", q, high), high, q)

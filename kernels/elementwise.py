@@ -27,8 +27,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (njit, prange, vi_add, vi_load8, vi_mul, vi_requant, vi_splat,
-                               vi_store8, vi_xor)
+from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requant,
+                               vi_splat, vi_store8, vi_xor)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
@@ -111,6 +111,10 @@ def prepare_binary(op, a_shape, b_shape, a_dtype, b_dtype, *, fuse=0, in1_scale=
     ``plan.out_dtype``; float16 is computed in float32 and returned as float16)."""
     return _BinaryPlan(op, tuple(a_shape), tuple(b_shape), np.dtype(a_dtype), np.dtype(b_dtype),
                        fuse, in1_scale, in1_zp, in2_scale, in2_zp, out_scale, out_zp, out_dtype)
+
+
+#: Size of one table of 16 equal channels; ADD and SUB concatenate three of them.
+_TABLE = QP_ROWS * 16
 
 
 def _uniform_table(m, s):
@@ -231,10 +235,10 @@ def _quant16(a, b, i, tables, prm, out, o):
         # MBQM((x - zp) << 20, M, S) per input, then MBQM(a +/- b, Mo, So) + zp_out
         scale = vi_splat(1 << 20)
         ra = vi_requant(vi_mul(va, scale), tables, 0, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
-        rb = vi_requant(vi_mul(vb, scale), tables, 112, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
+        rb = vi_requant(vi_mul(vb, scale), tables, _TABLE, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
         if op == _SUB:
             rb = vi_mul(rb, vi_splat(-1))
-        r = vi_requant(vi_add(ra, rb), tables, 224, 16, 0, zpo, lo, hi)
+        r = vi_requant(vi_add(ra, rb), tables, 2 * _TABLE, 16, 0, zpo, lo, hi)
     vi_store8(r, out, o)
 
 

@@ -39,7 +39,7 @@ from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _RO
                                         _fill_padded)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
-from nnsim.kernels._jit import JIT_ENABLED, SIMD_MODE
+from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
 from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
@@ -150,14 +150,30 @@ def _check_packed(packed, w):
 
 def requant_params(bias, mults, shifts):
     """The ``qp`` table of :func:`nnsim.kernels._jit.vi_requant` for per-channel ``bias``
-    (wrapped to int32), multipliers and shifts: 7 rows of ``cpad`` (Cout rounded up to 16)."""
+    (wrapped to int32), multipliers and shifts: 13 rows of ``cpad`` int32 (Cout rounded up to
+    16), channel ``c`` in column ``c``:
+
+    * 0-3: bias, m, m of the odd channel moved to the even one, max(shift, 0);
+    * 4-6 (two-step form): r = max(-shift, 0), (1 << r) - 1, ((1 << r) - 1) >> 1;
+    * 7-12 (one-division form, 64-bit values, each in the column pair of the even channel of
+      its pair): C = 2**30 + 2**(30 + r) (2**30 when r = 0), D = 2**31 (0 when r = 0) and
+      K = 31 + r of the even channels, then of the odd ones.
+
+    Both forms compute TFLite's MultiplyByQuantizedMultiplier exactly: with p = x * m,
+    SaturatingRoundingDoublingHighMul is s = floor((p + 2**30) / 2**31) (m >= 0) and
+    RoundingDivideByPOT(s, r) is floor((s + 2**(r-1) - (s < 0)) / 2**r); nested floors of
+    integers merge into floor((p + C - (s < 0) * D) / 2**K), and s < 0 exactly when
+    p < -2**30. |p| < 2**62, so no 64-bit sum overflows. A shift below -31 (which
+    ``quantize_multiplier`` never gives) raises ValueError."""
     cout = len(mults)
     cpad = -(-cout // 16) * 16 + 16
     m = np.zeros(cpad, np.int64)
     m[:cout] = mults
     right = np.zeros(cpad, np.int64)
     right[:cout] = np.maximum(-np.asarray(shifts, np.int64), 0)
-    qp = np.zeros((7, cpad), np.int64)
+    if right.max(initial=0) > 31:
+        raise ValueError(f"requantization shift {-int(right.max())} is below -31")
+    qp = np.zeros((QP_ROWS, cpad), np.int64)
     qp[0, :cout] = bias
     qp[1] = m
     qp[2, 0:-1:2] = m[1::2]
@@ -165,6 +181,11 @@ def requant_params(bias, mults, shifts):
     qp[4] = right
     qp[5] = (np.int64(1) << right) - 1
     qp[6] = qp[5] >> 1
+    wide = np.stack([np.where(right > 0, 2**30 + (np.int64(1) << (30 + right)), 2**30),
+                     np.where(right > 0, 2**31, 0), 31 + right])
+    for row, values in zip((7, 9, 11), wide):   # even channels, then odd ones
+        qp[row] = np.ascontiguousarray(values[0::2]).view(np.int32)
+        qp[row + 1] = np.ascontiguousarray(values[1::2]).view(np.int32)
     return aligned_copy(((qp[:, :cpad - 16] + 2**31) % 2**32 - 2**31).astype(np.int32).ravel())
 
 

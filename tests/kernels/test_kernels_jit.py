@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from nnsim.kernels import _jit
@@ -216,6 +217,83 @@ def test_requant_with_rows_in_registers_equals_requant():
         expected = [_jit.SIMD_OPS["vi_requantq"](acc[16 * k:16 * k + 16], rows, 3, -7, -128, 127)
                     for k in range(acc.size // 16)]
         np.testing.assert_array_equal(out[:, 0], np.array(expected))
+
+
+def _requant_oracle(x, m, shift, zp, lo, hi):
+    """clamp(MultiplyByQuantizedMultiplier(x) + zp) through the scalar port of gemmlowp's two
+    steps (nnsim.kernels.fixed_point), x wrapped to int32 first."""
+    from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, wrap_int32
+    q = int(multiply_by_quantized_multiplier(wrap_int32(x), m, shift))
+    return min(max(q + zp, lo), hi)
+
+
+def _requant_cases(rng):
+    """48 channels (multipliers 0, 2**30, 2**31 - 1 and random ones; shifts -31..3) and 64
+    accumulators per channel: int32 extremes, random values, and values whose high product
+    s lands on or next to a tie of the rounding division, either sign (the cases where
+    the two roundings' sign rules matter)."""
+    cout, per = 48, 64
+    mults = rng.integers(1 << 30, 1 << 31, cout)
+    mults[:3] = [0, 1 << 30, (1 << 31) - 1]
+    shifts = np.concatenate([np.arange(-31, 4), rng.integers(-12, 1, cout - 35)])
+    acc = np.empty((per, cout), np.int64)
+    for c in range(cout):
+        m, r = int(mults[c]), max(-int(shifts[c]), 0)
+        xs = [-(1 << 31), (1 << 31) - 1, 0, -1, 1]
+        xs += rng.integers(-(1 << 31), 1 << 31, 9).tolist()
+        xs += rng.integers(-(1 << 14), 1 << 14, 10).tolist()
+        for t in (-3, -1, 0, 2):   # s = (2t + 1) * 2**(r - 1): a tie (r >= 1)
+            s = ((2 * t + 1) << (r - 1)) if r else t
+            centre = (s << 31) // m if m else 0
+            xs += [centre + d for d in range(-4, 6)]
+        acc[:, c] = np.clip(xs[:per], -(1 << 31), (1 << 31) - 1)
+    return mults, shifts, acc
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="compiles both forms")
+@pytest.mark.parametrize("form", ["one division", "two steps"])
+def test_requant_forms_equal_gemmlowp(form):
+    """Both compiled forms of vi_requant (the one 64-bit floor division AVX-512 uses, the
+    two-step form elsewhere) equal TFLite's MultiplyByQuantizedMultiplier computed step by
+    step in scalar code, including ties of either sign, shifts -31..3 and int32 extremes."""
+    from nnsim.kernels._jit import QP_ROWS
+    from nnsim.kernels.gemm import requant_params
+
+    rng = np.random.default_rng(11)
+    mults, shifts, acc = _requant_cases(rng)
+    bias = rng.integers(-5000, 5000, mults.size)
+    qp = requant_params(bias, mults, shifts)
+    cpad = qp.size // QP_ROWS
+    extra, zp, lo, hi = 3, -7, -128, 127
+    # each accumulator minus bias and extra: the intrinsic adds them back (int32 wrap)
+    acc32 = ((acc - bias - extra + 2**31) % 2**32 - 2**31).astype(np.int32)
+
+    def build():
+        @_jit.njit(cache=False)
+        def run(acc, cout, qp, cpad, out):
+            for i in range(0, acc.size, cout):
+                for c in range(0, cout, 16):
+                    v = _jit.vi_load(acc, i + c)
+                    _jit.vi_store(_jit.vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out,
+                                  i + c)
+            return out
+        return run
+
+    saved = _jit._QP_ROWS
+    _jit._QP_ROWS = _jit._QP_ROWS_WIDE if form == "one division" else _jit._QP_ROWS_NARROW
+    try:   # the rows are chosen when the intrinsic compiles
+        out = build()(acc32.ravel(), acc.shape[1], qp, cpad, np.zeros(acc32.size, np.int32))
+    finally:
+        _jit._QP_ROWS = saved
+    want = np.array([[_requant_oracle(int(acc[k, c]), int(mults[c]), int(shifts[c]), zp, lo, hi)
+                      for c in range(acc.shape[1])] for k in range(acc.shape[0])])
+    np.testing.assert_array_equal(out.reshape(acc.shape), want)
+
+
+def test_requant_params_rejects_shifts_below_minus_31():
+    from nnsim.kernels.gemm import requant_params
+    with pytest.raises(ValueError, match="below -31"):
+        requant_params([0], [1 << 30], [-32])
 
 
 _MICRO_KERNEL_TYPES = r"""
