@@ -20,7 +20,7 @@ import numpy as np
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
 from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpbusd, vi_load, vi_load8, vi_mul,
-                                vi_requantq, vi_splat, vi_store, vi_xor, vi_zero, vq_load)
+                                vi_requantqb, vi_splat, vi_store, vi_xor, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes"]
 
@@ -81,6 +81,7 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
     for c in range(c_lo, c_hi, 16):
         w0, w1, w2 = vi_load(w3, c), vi_load(w3, cpad + c), vi_load(w3, 2 * cpad + c)
         q = vq_load(qp, c, cpad)
+        bias = vi_load(qp, c)   # the sums start at it (row 0 of the requantization table)
         for r in range(r_lo, r_hi):
             b, oy = r // out_h, r % out_h
             base = b * h * w * cout + c
@@ -94,10 +95,10 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
             r0, r1, r2 = (oy % 3) * rl, ((oy + 1) % 3) * rl, ((oy + 2) % 3) * rl
             o0 = r * out_w * cout + c
             for ox in range(out_w):
-                a = vi_dpbusd(vi_zero(), vi_load(ring, r0 + 64 * ox), w0)
+                a = vi_dpbusd(bias, vi_load(ring, r0 + 64 * ox), w0)
                 a = vi_dpbusd(a, vi_load(ring, r1 + 64 * ox), w1)
                 a = vi_dpbusd(a, vi_load(ring, r2 + 64 * ox), w2)
-                _store8(vi_requantq(a, q, 0, zp, lo, hi), out, o0 + ox * cout, cout - c)
+                _store8(vi_requantqb(a, q, zp, lo, hi), out, o0 + ox * cout, cout - c)
 
 
 @njit(parallel=True)

@@ -9,9 +9,9 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _tile_avx2
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _gather,
                                         _row_bases, _store8)
-from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_bcast4, vi_dpbusd,
-                                vi_load, vi_pack8, vi_requant, vi_splat, vi_store, vi_xor,
-                                vi_zero)
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_add, vi_bcast4,
+                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantr, vi_splat,
+                                vi_store, vi_xor)
 
 
 @njit(parallel=True)
@@ -103,10 +103,18 @@ _tile = _tile_avx2 if SIMD_MODE == "avx2" else _tile_vnni
 
 
 @njit(_nrt=False)
-def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count, scratch):
-    """Requantize 16 accumulators of channels c.. (``qp``: see :func:`requant_params`) and
-    store the first ``count`` (at most 16) to ``out[o:]``."""
-    _store8(vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out, o, count)
+def _extras(ex, j, rows):
+    """``ex[j:j + 4]`` as vectors of equal lanes (0 past the ``rows`` pixels there are)."""
+    return (vi_splat(ex[j]), vi_splat(ex[j + 1] if rows > 1 else 0),
+            vi_splat(ex[j + 2] if rows > 2 else 0), vi_splat(ex[j + 3] if rows > 3 else 0))
+
+
+@njit(_nrt=False)
+def _emit(v, qp, c, cpad, zp, lo, hi, out, o, count, scratch):
+    """Requantize 16 accumulators of channels c.. (``qp``: see :func:`requant_params`; the
+    accumulators started at the bias and the pixel's extra term) and store the first
+    ``count`` (at most 16) to ``out[o:]``."""
+    _store8(vi_requantb(v, qp, c, cpad, zp, lo, hi), out, o, count)
 
 
 @njit(_nrt=False)
@@ -114,16 +122,20 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
          out, o0, cout, cv, scratch):
     """``n`` pixels, 4 at a time (patch runs at ``src[rb[j] + ky * dy]``), x 64 channels
     (``wp[wo:]``, ``ws`` bytes per group of 4 taps) -> ``out[o0 + j * cout:]``, ``cv``
-    channels kept; ``ex[j]`` is added to the accumulators of pixel j."""
+    channels kept; ``ex[j]`` is added to the accumulators of pixel j. The accumulators start
+    at bias + ``ex[j]`` (int32 sums wrap, so the order of the additions does not matter)."""
     m = vi_splat(xmask)
+    b0, b1, b2, b3 = vi_load(qp, c), vi_load(qp, c + 16), vi_load(qp, c + 32), \
+        vi_load(qp, c + 48)
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
-        a00, a01, a02, a03 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-        a10, a11, a12, a13 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-        a20, a21, a22, a23 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-        a30, a31, a32, a33 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        e0, e1, e2, e3 = _extras(ex, j, rows)
+        a00, a01, a02, a03 = vi_add(b0, e0), vi_add(b1, e0), vi_add(b2, e0), vi_add(b3, e0)
+        a10, a11, a12, a13 = vi_add(b0, e1), vi_add(b1, e1), vi_add(b2, e1), vi_add(b3, e1)
+        a20, a21, a22, a23 = vi_add(b0, e2), vi_add(b1, e2), vi_add(b2, e2), vi_add(b3, e2)
+        a30, a31, a32, a33 = vi_add(b0, e3), vi_add(b1, e3), vi_add(b2, e3), vi_add(b3, e3)
         p = wo
         for ky in range(kh):
             t = ky * dy
@@ -145,55 +157,51 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
                 t += 4
         if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
-            e = ex[j]
-            vi_store(vi_pack8(vi_requant(a00, qp, c, cpad, e, zp, lo, hi),
-                              vi_requant(a01, qp, c + 16, cpad, e, zp, lo, hi),
-                              vi_requant(a02, qp, c + 32, cpad, e, zp, lo, hi),
-                              vi_requant(a03, qp, c + 48, cpad, e, zp, lo, hi)), out, o)
+            vi_store(vi_pack8q(vi_requantr(a00, qp, c, cpad),
+                               vi_requantr(a01, qp, c + 16, cpad),
+                               vi_requantr(a02, qp, c + 32, cpad),
+                               vi_requantr(a03, qp, c + 48, cpad), zp, lo, hi), out, o)
             if rows > 1:
-                e = ex[j + 1]
-                vi_store(vi_pack8(vi_requant(a10, qp, c, cpad, e, zp, lo, hi),
-                                  vi_requant(a11, qp, c + 16, cpad, e, zp, lo, hi),
-                                  vi_requant(a12, qp, c + 32, cpad, e, zp, lo, hi),
-                                  vi_requant(a13, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                vi_store(vi_pack8q(vi_requantr(a10, qp, c, cpad),
+                                   vi_requantr(a11, qp, c + 16, cpad),
+                                   vi_requantr(a12, qp, c + 32, cpad),
+                                   vi_requantr(a13, qp, c + 48, cpad), zp, lo, hi), out,
                          o + cout)
             if rows > 2:
-                e = ex[j + 2]
-                vi_store(vi_pack8(vi_requant(a20, qp, c, cpad, e, zp, lo, hi),
-                                  vi_requant(a21, qp, c + 16, cpad, e, zp, lo, hi),
-                                  vi_requant(a22, qp, c + 32, cpad, e, zp, lo, hi),
-                                  vi_requant(a23, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                vi_store(vi_pack8q(vi_requantr(a20, qp, c, cpad),
+                                   vi_requantr(a21, qp, c + 16, cpad),
+                                   vi_requantr(a22, qp, c + 32, cpad),
+                                   vi_requantr(a23, qp, c + 48, cpad), zp, lo, hi), out,
                          o + 2 * cout)
             if rows > 3:
-                e = ex[j + 3]
-                vi_store(vi_pack8(vi_requant(a30, qp, c, cpad, e, zp, lo, hi),
-                                  vi_requant(a31, qp, c + 16, cpad, e, zp, lo, hi),
-                                  vi_requant(a32, qp, c + 32, cpad, e, zp, lo, hi),
-                                  vi_requant(a33, qp, c + 48, cpad, e, zp, lo, hi)), out,
+                vi_store(vi_pack8q(vi_requantr(a30, qp, c, cpad),
+                                   vi_requantr(a31, qp, c + 16, cpad),
+                                   vi_requantr(a32, qp, c + 32, cpad),
+                                   vi_requantr(a33, qp, c + 48, cpad), zp, lo, hi), out,
                          o + 3 * cout)
             continue
-        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
-        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
-        _emit(a02, qp, c + 32, cpad, ex[j], zp, lo, hi, out, o + 32, cv - 32, scratch)
-        _emit(a03, qp, c + 48, cpad, ex[j], zp, lo, hi, out, o + 48, cv - 48, scratch)
+        _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit(a02, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
+        _emit(a03, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 1:
             o += cout
-            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
-            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
-            _emit(a12, qp, c + 32, cpad, ex[j + 1], zp, lo, hi, out, o + 32, cv - 32, scratch)
-            _emit(a13, qp, c + 48, cpad, ex[j + 1], zp, lo, hi, out, o + 48, cv - 48, scratch)
+            _emit(a10, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a12, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a13, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 2:
             o += cout
-            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
-            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
-            _emit(a22, qp, c + 32, cpad, ex[j + 2], zp, lo, hi, out, o + 32, cv - 32, scratch)
-            _emit(a23, qp, c + 48, cpad, ex[j + 2], zp, lo, hi, out, o + 48, cv - 48, scratch)
+            _emit(a20, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a22, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a23, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
         if rows > 3:
             o += cout
-            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
-            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
-            _emit(a32, qp, c + 32, cpad, ex[j + 3], zp, lo, hi, out, o + 32, cv - 32, scratch)
-            _emit(a33, qp, c + 48, cpad, ex[j + 3], zp, lo, hi, out, o + 48, cv - 48, scratch)
+            _emit(a30, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a32, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
+            _emit(a33, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
 
 
 @njit(_nrt=False)
@@ -201,12 +209,14 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 32 channels."""
     m = vi_splat(xmask)
+    b0, b1 = vi_load(qp, c), vi_load(qp, c + 16)
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
-        a00, a01, a10, a11 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
-        a20, a21, a30, a31 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        e0, e1, e2, e3 = _extras(ex, j, rows)
+        a00, a01, a10, a11 = vi_add(b0, e0), vi_add(b1, e0), vi_add(b0, e1), vi_add(b1, e1)
+        a20, a21, a30, a31 = vi_add(b0, e2), vi_add(b1, e2), vi_add(b0, e3), vi_add(b1, e3)
         p = wo
         for ky in range(kh):
             t = ky * dy
@@ -222,20 +232,20 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 b = vi_xor(vi_bcast4(src, r3 + t), m)
                 a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
                 t += 4
-        _emit(a00, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
-        _emit(a01, qp, c + 16, cpad, ex[j], zp, lo, hi, out, o + 16, cv - 16, scratch)
+        _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+        _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
         if rows > 1:
             o += cout
-            _emit(a10, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o, cv, scratch)
-            _emit(a11, qp, c + 16, cpad, ex[j + 1], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a10, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a11, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
         if rows > 2:
             o += cout
-            _emit(a20, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o, cv, scratch)
-            _emit(a21, qp, c + 16, cpad, ex[j + 2], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a20, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a21, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
         if rows > 3:
             o += cout
-            _emit(a30, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o, cv, scratch)
-            _emit(a31, qp, c + 16, cpad, ex[j + 3], zp, lo, hi, out, o + 16, cv - 16, scratch)
+            _emit(a30, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+            _emit(a31, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
 
 
 @njit(_nrt=False)
@@ -243,11 +253,13 @@ def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 16 channels."""
     m = vi_splat(xmask)
+    b0 = vi_load(qp, c)
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
-        a0, a1, a2, a3 = vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        e0, e1, e2, e3 = _extras(ex, j, rows)
+        a0, a1, a2, a3 = vi_add(b0, e0), vi_add(b0, e1), vi_add(b0, e2), vi_add(b0, e3)
         p = wo
         for ky in range(kh):
             t = ky * dy
@@ -259,13 +271,13 @@ def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
                 a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
                 t += 4
-        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv, scratch)
+        _emit(a0, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         if rows > 1:
-            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv, scratch)
+            _emit(a1, qp, c, cpad, zp, lo, hi, out, o + cout, cv, scratch)
         if rows > 2:
-            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv, scratch)
+            _emit(a2, qp, c, cpad, zp, lo, hi, out, o + 2 * cout, cv, scratch)
         if rows > 3:
-            _emit(a3, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o + 3 * cout, cv, scratch)
+            _emit(a3, qp, c, cpad, zp, lo, hi, out, o + 3 * cout, cv, scratch)
 
 
 
@@ -284,5 +296,6 @@ def _requantize_core(acc, qp, zp, lo, hi, out):
             n = min(16, cout - c)
             for j in range(n):   # not a slice assignment (see elementwise._quant_range)
                 buf[j] = flat[r * cout + c + j]
-            _emit(vi_load(buf, 0), qp, c, cpad, 0, zp, lo, hi, oflat, r * cout + c, n, scratch)
+            _emit(vi_add(vi_load(buf, 0), vi_load(qp, c)), qp, c, cpad, zp, lo, hi, oflat,
+                  r * cout + c, n, scratch)
     return out

@@ -50,7 +50,8 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
-           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vq_load", "vi_requantq", "vi_pack8",
+           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vq_load", "vi_requantq",
+           "vi_requantb", "vi_requantqb", "vi_requantr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
@@ -331,10 +332,20 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    qp inside a loop that stores are repeated every iteration
 #                                    (arrays may alias)
 #   vi_requantq(acc, q, e, zp, lo, hi)  vi_requant with the rows of vq_load
+#   vi_requantb(acc, qp, c, cpad, zp, lo, hi), vi_requantqb(acc, q, zp, lo, hi)  the same for
+#                                    an accumulator that already holds bias (and extra): a
+#                                    core that starts its sums at vi_load(qp, c) (row 0, the
+#                                    bias) saves an addition per vector
+#   vi_requantr(acc, qp, c, cpad)    MBQM(acc) alone (acc holding bias and extra): no zero
+#                                    point, no clamp, for vi_pack8q
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
 #   vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
 #   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
 #   vi_store8(v, a, i)               the low byte of each lane to a[i:i + 16] (a: uint8/int8)
+#   vi_pack8q(a, b, c, d, zp, lo, hi)  vi_pack8 of clamp(v + zp, lo, hi) for v = a, b, c, d
+#                                    (lo >= -128, hi <= 255, lo <= hi): on AVX-512 with
+#                                    saturating packs, the zero point added to 16-bit lanes
+#                                    and the clamp on bytes
 #   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
 #                                    vector (a's 16 bytes first), for one vi_store
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
@@ -564,13 +575,37 @@ if JIT_ENABLED:
             rows.append(builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1))
         return rows
 
+    def _splats(context, builder, sig, args, first, n):
+        """args[first:first + n] (int32 scalars) as vectors of equal lanes."""
+        return [_splat(builder, _VI, context.cast(builder, args[k], sig.args[k], _types.int32))
+                for k in range(first, first + n)]
+
     @_intrinsic
     def _vi_requant(typingctx, acc, qp, c, cpad, extra, zp, lo, hi):
         def codegen(context, builder, sig, args):
             rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
                             sig.args[3], args[3])
-            return _requant_ir(context, builder, sig, args, args[0], rows, 4)
+            e, zp_, lo_, hi_ = _splats(context, builder, sig, args, 4, 4)
+            x = builder.add(builder.add(args[0], rows[0]), e)
+            return _requant_ir(builder, x, rows, zp_, lo_, hi_)
         return _vi(_vi, qp, c, cpad, extra, zp, lo, hi), codegen
+
+    @_intrinsic
+    def _vi_requantb(typingctx, acc, qp, c, cpad, zp, lo, hi):
+        def codegen(context, builder, sig, args):
+            rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
+                            sig.args[3], args[3])
+            return _requant_ir(builder, args[0], rows,
+                               *_splats(context, builder, sig, args, 4, 3))
+        return _vi(_vi, qp, c, cpad, zp, lo, hi), codegen
+
+    @_intrinsic
+    def _vi_requantr(typingctx, acc, qp, c, cpad):
+        def codegen(context, builder, sig, args):
+            rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
+                            sig.args[3], args[3])
+            return _mbqm_ir(builder, args[0], rows)
+        return _vi(_vi, qp, c, cpad), codegen
 
     _vq = _types.UniTuple(_vi, len(_QP_ROWS))
 
@@ -586,27 +621,42 @@ if JIT_ENABLED:
     def _vi_requantq(typingctx, acc, q, extra, zp, lo, hi):
         def codegen(context, builder, sig, args):
             rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
-            return _requant_ir(context, builder, sig, args, args[0], rows, 2)
+            e, zp_, lo_, hi_ = _splats(context, builder, sig, args, 2, 4)
+            x = builder.add(builder.add(args[0], rows[0]), e)
+            return _requant_ir(builder, x, rows, zp_, lo_, hi_)
         return _vi(_vi, q, extra, zp, lo, hi), codegen
 
-    def _requant_ir(context, builder, sig, args, acc, rows, first):
-        """clamp(MBQM(acc + rows[0] + extra) + zp, lo, hi) (see vi_requant); ``extra``, zp,
-        lo, hi are ``args[first:first + 4]``."""
+    @_intrinsic
+    def _vi_requantqb(typingctx, acc, q, zp, lo, hi):
+        def codegen(context, builder, sig, args):
+            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
+            return _requant_ir(builder, args[0], rows,
+                               *_splats(context, builder, sig, args, 2, 3))
+        return _vi(_vi, q, zp, lo, hi), codegen
+
+    def _requant_ir(builder, x, rows, zp, lo, hi):
+        """clamp(MBQM(x) + zp, lo, hi) (see vi_requant) for x = acc + bias + extra; zp, lo,
+        hi: vectors of equal lanes."""
+        q = builder.add(_mbqm_ir(builder, x, rows), zp)
+        q = builder.select(builder.icmp_signed("<", q, lo), lo, q)
+        return builder.select(builder.icmp_signed(">", q, hi), hi, q)
+
+    def _mbqm_ir(builder, x, rows):
+        """MBQM(x) (see vi_requant) for x = acc + bias + extra."""
+        x = builder.shl(x, rows[3])                            # int32 wrap of x << left
+        if _QP_ROWS is _QP_ROWS_WIDE:
+            return _requant_wide_ir(builder, x, rows)
+        return _requant_two_steps_ir(builder, x, rows)
+
+    def _requant_two_steps_ir(builder, x, rows):
+        """MBQM(x) for x already shifted left: SaturatingRoundingDoublingHighMul, then
+        RoundingDivideByPOT, as gemmlowp writes them (rows 0-6 of requant_params)."""
         i64 = _ir.IntType(64)
         v64 = _ir.VectorType(i64, 8)
-
-        def scalar(k):   # extra, zp, lo, hi: args[first + 0..3], splat
-            k += first
-            return _splat(builder, _VI, context.cast(builder, args[k], sig.args[k],
-                                                     _types.int32))
 
         def const(value, vtype=_VI):
             return _ir.Constant(vtype, [value] * vtype.count)
 
-        x = builder.add(builder.add(acc, rows[0]), scalar(0))
-        x = builder.shl(x, rows[3])                            # int32 wrap of x << left
-        if _QP_ROWS is _QP_ROWS_WIDE:
-            return _requant_wide_ir(builder, x, rows, scalar)
         x64 = builder.bitcast(x, v64)
         even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
         odd = builder.ashr(x64, const(32, v64))
@@ -625,17 +675,14 @@ if JIT_ENABLED:
         # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
         threshold = builder.sub(rows[6], builder.ashr(q, const(31)))
         up = builder.icmp_signed(">", builder.and_(q, rows[5]), threshold)
-        q = builder.add(builder.ashr(q, rows[4]), scalar(1))
-        q = builder.select(up, builder.add(q, const(1)), q)
-        low, high = scalar(2), scalar(3)
-        q = builder.select(builder.icmp_signed("<", q, low), low, q)
-        return builder.select(builder.icmp_signed(">", q, high), high, q)
+        q = builder.ashr(q, rows[4])
+        return builder.select(up, builder.add(q, const(1)), q)
 
-    def _requant_wide_ir(builder, x, rows, scalar):
-        """clamp(MBQM(x) + zp, lo, hi) for x already shifted left, with both roundings in one
-        64-bit floor division (rows: see requant_params): per channel,
-        floor((x * m + C - (x * m < -2**30) * D) / 2**K). 17 vector instructions per 16
-        lanes on AVX-512 (64-bit arithmetic shifts), against 19 for the two-step form."""
+    def _requant_wide_ir(builder, x, rows):
+        """MBQM(x) for x already shifted left, both roundings in one 64-bit floor division
+        (rows 7-12 of requant_params): per channel, floor((x * m + C - (x * m < -2**30) * D)
+        / 2**K). On AVX-512 (64-bit arithmetic shifts) the whole requantization is 17 vector
+        instructions per 16 lanes, against 19 for the two-step form."""
         i64 = _ir.IntType(64)
         v64 = _ir.VectorType(i64, 8)
 
@@ -657,10 +704,7 @@ if JIT_ENABLED:
             halves.append(builder.bitcast(builder.ashr(n, builder.bitcast(k, v64)), _VI))
         # the low halves: lane 2j of the even quotients, lane 2j of the odd ones
         mask = _ir.Constant(_ir.VectorType(_I32, 16), [n + 15 * (n % 2) for n in range(16)])
-        q = builder.add(builder.shuffle_vector(halves[0], halves[1], mask), scalar(1))
-        low, high = scalar(2), scalar(3)
-        q = builder.select(builder.icmp_signed("<", q, low), low, q)
-        return builder.select(builder.icmp_signed(">", q, high), high, q)
+        return builder.shuffle_vector(halves[0], halves[1], mask)
 
     @_intrinsic
     def _vi_store8(typingctx, v, a, i):
@@ -736,14 +780,62 @@ if JIT_ENABLED:
     @_intrinsic
     def _vi_pack8(typingctx, a, b, c, d):
         def codegen(context, builder, sig, args):
-            b16 = _ir.VectorType(_I8, 16)
-            t = [builder.trunc(v, b16) for v in args]
-            lanes32 = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32)))
-            lanes64 = _ir.Constant(_ir.VectorType(_I32, 64), list(range(64)))
-            ab = builder.shuffle_vector(t[0], t[1], lanes32)
-            cd = builder.shuffle_vector(t[2], t[3], lanes32)
-            return builder.bitcast(builder.shuffle_vector(ab, cd, lanes64), _VI)
+            return _pack8_ir(builder, args)
         return _vi(_vi, _vi, _vi, _vi), codegen
+
+    def _pack8_ir(builder, vals):
+        """The low bytes of the lanes of 4 vectors, one after the other, as one vector."""
+        b16 = _ir.VectorType(_I8, 16)
+        t = [builder.trunc(v, b16) for v in vals]
+        lanes32 = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32)))
+        lanes64 = _ir.Constant(_ir.VectorType(_I32, 64), list(range(64)))
+        ab = builder.shuffle_vector(t[0], t[1], lanes32)
+        cd = builder.shuffle_vector(t[2], t[3], lanes32)
+        return builder.bitcast(builder.shuffle_vector(ab, cd, lanes64), _VI)
+
+    @_intrinsic
+    def _vi_pack8q(typingctx, a, b, c, d, zp, lo, hi):
+        def codegen(context, builder, sig, args):
+            zp_, lo_, hi_ = (context.cast(builder, args[k], sig.args[k], _types.int32)
+                             for k in (4, 5, 6))
+            if SIMD_MODE != "avx512vnni":   # clamp in int32, keep the low bytes
+                vals = []
+                for v in args[:4]:
+                    v = builder.add(v, _splat(builder, _VI, zp_))
+                    low, high = _splat(builder, _VI, lo_), _splat(builder, _VI, hi_)
+                    v = builder.select(builder.icmp_signed("<", v, low), low, v)
+                    vals.append(builder.select(builder.icmp_signed(">", v, high), high, v))
+                return _pack8_ir(builder, vals)
+            # in the uint8 domain: an int8 range reaching below 0 moves up by 128, and its
+            # bytes move back by XOR 0x80 at the end (0 <= lo <= hi <= 255 after the move)
+            i16, v16 = _ir.IntType(16), _ir.VectorType(_ir.IntType(16), 32)
+            b64 = _ir.VectorType(_I8, 64)
+            flip = builder.icmp_signed("<", lo_, _ir.Constant(_I32, 0))
+            move = builder.select(flip, _ir.Constant(_I32, 128), _ir.Constant(_I32, 0))
+            zp_, lo_, hi_ = (builder.add(x, move) for x in (zp_, lo_, hi_))
+            fnty = _ir.FunctionType(v16, [_VI, _VI])
+            packssdw = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                       "llvm.x86.avx512.packssdw.512")
+            fnty = _ir.FunctionType(b64, [v16, v16])
+            packuswb = _cgutils.get_or_insert_function(builder.module, fnty,
+                                                       "llvm.x86.avx512.packuswb.512")
+            fnty = _ir.FunctionType(v16, [v16, v16])
+            adds = _cgutils.get_or_insert_function(builder.module, fnty, "llvm.sadd.sat.v32i16")
+            zp16 = _splat(builder, v16, builder.trunc(zp_, i16))
+            ab = builder.call(adds, [builder.call(packssdw, [args[0], args[1]]), zp16])
+            cd = builder.call(adds, [builder.call(packssdw, [args[2], args[3]]), zp16])
+            v = builder.call(packuswb, [ab, cd])   # per 128-bit lane j: 4 lanes of a, b, c, d
+            low = _splat(builder, b64, builder.trunc(lo_, _I8))
+            high = _splat(builder, b64, builder.trunc(hi_, _I8))
+            v = builder.select(builder.icmp_unsigned("<", v, low), low, v)
+            v = builder.select(builder.icmp_unsigned(">", v, high), high, v)
+            v = builder.xor(v, _splat(builder, b64, builder.trunc(
+                builder.select(flip, _ir.Constant(_I32, 0x80), _ir.Constant(_I32, 0)), _I8)))
+            order = _ir.Constant(_ir.VectorType(_I32, 16), [4 * (k % 4) + k // 4
+                                                            for k in range(16)])
+            v = builder.bitcast(v, _VI)
+            return builder.shuffle_vector(v, _ir.Constant(_VI, None), order)
+        return _vi(_vi, _vi, _vi, _vi, zp, lo, hi), codegen
 
     @_intrinsic
     def _vf_clamp(typingctx, v, lo, hi):
@@ -771,6 +863,8 @@ if JIT_ENABLED:
         return _vi(a, i), codegen
     vi_requant, vi_store8, vf_clamp, vi_pack8 = _vi_requant, _vi_store8, _vf_clamp, _vi_pack8
     vq_load, vi_requantq = _vq_load, _vi_requantq
+    vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
+        _vi_requantr, _vi_pack8q
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
     vi_zero, vf_zero, vh_zero = _zero(_VI), _zero(_VF), _zero(_VH)
@@ -794,6 +888,8 @@ else:
     vi_requant, vi_store8, vi_pack8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"], \
         SIMD_OPS["vi_pack8"]
     vq_load, vi_requantq = SIMD_OPS["vq_load"], SIMD_OPS["vi_requantq"]
+    vi_requantb, vi_requantqb = SIMD_OPS["vi_requantb"], SIMD_OPS["vi_requantqb"]
+    vi_requantr, vi_pack8q = SIMD_OPS["vi_requantr"], SIMD_OPS["vi_pack8q"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
     vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]

@@ -47,13 +47,29 @@ def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):
 
 
 def _np_vi_requantq(acc, rows, extra, zp, lo, hi):
-    bias, mult, _, left, right = rows[:5]
-    x = acc.astype(np.int64) + bias + extra
+    return _np_vi_requantqb(acc.astype(np.int64) + rows[0] + extra, rows, zp, lo, hi)
+
+
+def _np_vi_requantb(acc, qp, c, cpad, zp, lo, hi):
+    return _np_vi_requantqb(acc, _np_vq_load(qp, c, cpad), zp, lo, hi)
+
+
+def _np_vi_requantqb(acc, rows, zp, lo, hi):
+    _, mult, _, left, right = rows[:5]
+    x = acc.astype(np.int64)
     x = (x << (32 + left)) >> 32                                  # int32 wrap of x << left
     q = (x * mult + (1 << 30)) >> 31                               # SRDHM for mult >= 0
     mask = (np.int64(1) << right) - 1
     q = (q >> right) + ((q & mask) > (mask >> 1) + (q < 0))
     return np.clip(q + zp, lo, hi).astype(np.int32)
+
+
+def _np_vi_requantr(acc, qp, c, cpad):
+    return _np_vi_requantqb(acc, _np_vq_load(qp, c, cpad), 0, -(1 << 31), (1 << 31) - 1)
+
+
+def _np_vi_pack8q(a, b, c, d, zp, lo, hi):
+    return _np_vi_pack8(*(np.clip(v.astype(np.int64) + zp, lo, hi) for v in (a, b, c, d)))
 
 
 def _np_vi_pack8(a, b, c, d):
@@ -99,8 +115,12 @@ SIMD_OPS = {
     "vi_requant": _np_vi_requant,
     "vq_load": _np_vq_load,
     "vi_requantq": _np_vi_requantq,
+    "vi_requantb": _np_vi_requantb,
+    "vi_requantqb": _np_vi_requantqb,
     "vi_store8": _np_vi_store8,
     "vi_pack8": _np_vi_pack8,
+    "vi_requantr": _np_vi_requantr,
+    "vi_pack8q": _np_vi_pack8q,
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
     "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
                                                   v[:min(max(n, 0), v.size)]),

@@ -30,8 +30,8 @@ from nnsim.kernels._dw_widened import (_dw_widened_par, _dw_widened_part, ring_b
                                        widened_weights)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_load, vf_muladd,
                                 vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
-                                vi_dpwssd, vi_load, vi_load8, vi_requant, vi_requantq, vi_zero,
-                                vq_load)
+                                vi_dpwssd, vi_load, vi_load8, vi_requantb, vi_requantqb,
+                                vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params
 
@@ -351,14 +351,14 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
             else:
                 for ox in range(out_w):
                     acc = _dw_quant_taps(src, rows, ox * stride_w * cout + c, kh, kw,
-                                         dil_w * cout, w, c, cpad)
-                    _store8(vi_requant(acc, qp, c, cpad, 0, zp, lo, hi), out,
+                                         dil_w * cout, w, c, cpad, qp)
+                    _store8(vi_requantb(acc, qp, c, cpad, zp, lo, hi), out,
                             o0 + ox * cout + c, cout - c)
 
 
 @njit(_nrt=False)
-def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
-    acc = vi_zero()
+def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad, qp):
+    acc = vi_load(qp, c)   # the bias (row 0 of the requantization table)
     for ky in range(kh):
         for kx in range(kw):
             acc = vi_dpwssd(acc, vi_load8(x, rows[ky] + i0 + kx * dx),
@@ -375,9 +375,10 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
     w3, w4, w5 = vi_load(w, 3 * cpad + c), vi_load(w, 4 * cpad + c), vi_load(w, 5 * cpad + c)
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
     q = vq_load(qp, c, cpad)   # in registers for the whole row (see nnsim.kernels._jit)
+    bias = vi_load(qp, c)
     for ox in range(out_w):
         i = ox * step
-        a = vi_dpwssd(vi_zero(), vi_load8(x, r0 + i), w0)
+        a = vi_dpwssd(bias, vi_load8(x, r0 + i), w0)
         b = vi_dpwssd(vi_zero(), vi_load8(x, r1 + i), w3)
         a = vi_dpwssd(a, vi_load8(x, r0 + i + cout), w1)
         b = vi_dpwssd(b, vi_load8(x, r1 + i + cout), w4)
@@ -386,7 +387,7 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
         b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
         a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
-        _store8(vi_requantq(vi_add(a, b), q, 0, zp, lo, hi), out, o0 + ox * cout, count)
+        _store8(vi_requantqb(vi_add(a, b), q, zp, lo, hi), out, o0 + ox * cout, count)
 
 
 @njit(parallel=True)

@@ -290,6 +290,32 @@ def test_requant_forms_equal_gemmlowp(form):
     np.testing.assert_array_equal(out.reshape(acc.shape), want)
 
 
+@pytest.mark.parametrize("zp, lo, hi", [(0, 0, 255), (255, 0, 255), (-128, -128, 127),
+                                        (127, -128, 127), (3, 3, 9), (-5, -5, 127),
+                                        (10, 10, 127), (-128, -128, -128), (200, 7, 250)])
+def test_pack8q_equals_clamp_then_bytes(zp, lo, hi):
+    """vi_pack8q(a, b, c, d, zp, lo, hi) stores the bytes of clamp(v + zp, lo, hi) of a's
+    lanes, then b's, c's, d's, for values across the int32 range: the 16-bit saturation
+    edges, the 8-bit ones shifted by the zero point, and the extremes."""
+    rng = np.random.default_rng((zp + 128) * 1000 + hi + 128)
+    edges = np.array([-(1 << 31), (1 << 31) - 1, -32769, -32768, -32767, 32766, 32767, 32768,
+                      -1, 0, 1, 127, 128, 255, 256, -128, -129], np.int64)
+    near = np.concatenate([edges - zp, lo - zp + np.arange(-2, 3), hi - zp + np.arange(-2, 3)])
+    vals = np.concatenate([near, rng.integers(-300, 300, 64 - near.size - 16),
+                           rng.integers(-(1 << 31), 1 << 31, 16)])
+    vals = np.clip(vals, -(1 << 31), (1 << 31) - 1).astype(np.int32)
+
+    @_jit.njit(cache=False)
+    def pack(v, zp, lo, hi, out):
+        _jit.vi_store(_jit.vi_pack8q(_jit.vi_load(v, 0), _jit.vi_load(v, 16), _jit.vi_load(v, 32),
+                                     _jit.vi_load(v, 48), zp, lo, hi), out, 0)
+        return out
+
+    got = pack(vals, zp, lo, hi, np.zeros(64, np.uint8))
+    want = np.clip(vals.astype(np.int64) + zp, lo, hi).astype(np.int64) & 0xFF
+    np.testing.assert_array_equal(got, want.astype(np.uint8))
+
+
 def test_requant_params_rejects_shifts_below_minus_31():
     from nnsim.kernels.gemm import requant_params
     with pytest.raises(ValueError, match="below -31"):
