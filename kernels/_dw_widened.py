@@ -19,8 +19,8 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpbusd, vi_load, vi_load8, vi_mul,
-                                vi_requantqb, vi_splat, vi_store, vi_xor, vq_load)
+from nnsim.kernels._jit import (njit, prange, vi_dpbusd, vi_load, vi_load8, vi_lshr, vi_or,
+                                vi_requantqb, vi_shl, vi_splat, vi_store, vi_xor, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes"]
 
@@ -44,27 +44,28 @@ def ring_bytes(out_w):
 def _widen(xb, base, iy, h, w, pl, cout, out_w, flip, xzp, ring, d):
     """Ring row at ``ring[d]``: the widened lanes of input row ``iy`` (of the image whose first
     byte is ``xb[base]``; a padding row when outside ``0:h``) for every window start, 16
-    channels (``xb`` offset of the first included)."""
+    channels (``xb`` offset of the first included).
+
+    Each pixel is read once: the lanes of window start ``ox`` are those of ``ox - 1`` moved
+    down a byte, with the pixel ``ox - pl + 2`` entering in byte 2 (flipped by XOR there)."""
     z = vi_splat(xzp)
     if iy < 0 or iy >= h:
-        v = vi_add(vi_add(z, vi_mul(z, vi_splat(256))), vi_mul(z, vi_splat(65536)))
+        v = vi_or(vi_or(z, vi_shl(z, vi_splat(8))), vi_shl(z, vi_splat(16)))
         for ox in range(out_w):
             vi_store(v, ring, d + 64 * ox)
         return
     row = base + iy * w * cout
-    f = vi_splat(flip)
+    top, eight = vi_splat(16), vi_splat(8)
+    fl, pad = vi_splat(flip << 16), vi_splat(xzp << 16)
+    lanes = vi_splat(0)
+    for ix in range(-pl, -pl + 2):   # the first two pixels of the first window
+        new = pad if ix < 0 or ix >= w else vi_xor(vi_shl(vi_load8(xb, row + ix * cout), top), fl)
+        lanes = vi_or(vi_lshr(lanes, eight), new)
     for ox in range(out_w):
-        ix = ox - pl
-        if 0 <= ix and ix + 2 < w:   # the three pixels inside the row
-            a = vi_xor(vi_load8(xb, row + ix * cout), f)
-            b = vi_xor(vi_load8(xb, row + (ix + 1) * cout), f)
-            e = vi_xor(vi_load8(xb, row + (ix + 2) * cout), f)
-        else:
-            a = z if ix < 0 or ix >= w else vi_xor(vi_load8(xb, row + ix * cout), f)
-            b = z if ix + 1 < 0 or ix + 1 >= w else vi_xor(vi_load8(xb, row + (ix + 1) * cout), f)
-            e = z if ix + 2 >= w else vi_xor(vi_load8(xb, row + (ix + 2) * cout), f)
-        vi_store(vi_add(vi_add(a, vi_mul(b, vi_splat(256))), vi_mul(e, vi_splat(65536))),
-                 ring, d + 64 * ox)
+        ix = ox - pl + 2
+        new = pad if ix < 0 or ix >= w else vi_xor(vi_shl(vi_load8(xb, row + ix * cout), top), fl)
+        lanes = vi_or(vi_lshr(lanes, eight), new)
+        vi_store(lanes, ring, d + 64 * ox)
 
 
 @njit

@@ -11,7 +11,7 @@ from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE
                                         _row_bases, _store8)
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_add, vi_bcast4,
                                 vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantr, vi_splat,
-                                vi_store, vi_xor)
+                                vi_store, vi_store2, vi_store4, vi_xor)
 
 
 @njit(parallel=True)
@@ -232,6 +232,17 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 b = vi_xor(vi_bcast4(src, r3 + t), m)
                 a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
                 t += 4
+        if cv >= 32 and rows == _ROWS:   # 32 bytes per pixel, two pixels per packed vector
+            vi_store2(vi_pack8q(vi_requantr(a00, qp, c, cpad),
+                                vi_requantr(a01, qp, c + 16, cpad),
+                                vi_requantr(a10, qp, c, cpad),
+                                vi_requantr(a11, qp, c + 16, cpad), zp, lo, hi), out, o, cout)
+            vi_store2(vi_pack8q(vi_requantr(a20, qp, c, cpad),
+                                vi_requantr(a21, qp, c + 16, cpad),
+                                vi_requantr(a30, qp, c, cpad),
+                                vi_requantr(a31, qp, c + 16, cpad), zp, lo, hi), out,
+                      o + 2 * cout, cout)
+            continue
         _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
         if rows > 1:
@@ -271,6 +282,11 @@ def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
                 a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
                 t += 4
+        if cv >= 16 and rows == _ROWS:   # the 16 bytes of 4 pixels packed in one vector
+            vi_store4(vi_pack8q(vi_requantr(a0, qp, c, cpad), vi_requantr(a1, qp, c, cpad),
+                                vi_requantr(a2, qp, c, cpad), vi_requantr(a3, qp, c, cpad),
+                                zp, lo, hi), out, o, cout)
+            continue
         _emit(a0, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         if rows > 1:
             _emit(a1, qp, c, cpad, zp, lo, hi, out, o + cout, cv, scratch)

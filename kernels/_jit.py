@@ -50,9 +50,9 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
-           "vi_xor", "vi_add", "vi_mul", "vi_requant", "vq_load", "vi_requantq",
-           "vi_requantb", "vi_requantqb", "vi_requantr", "vi_pack8", "vi_pack8q",
-           "vi_store", "vi_store8", "vi_store8n", "vb_copy",
+           "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_shl", "vi_lshr", "vi_requant", "vq_load",
+           "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr", "vi_pack8", "vi_pack8q",
+           "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store4", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64"]
@@ -318,6 +318,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    AVX-512 VNNI vpdpwssd; wraps); with b.hi == 0 it is
 #                                    acc + a * b for a and b.lo in the int16 range
 #   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
+#   vi_or(a, b); vi_shl, vi_lshr(a, n)  lane-wise; shifts by the lanes of n (0..31), lshr
+#                                    filling with zeros
 #   vf_muladd(acc, a, b)             acc + a * b: one fused multiply-add when :data:`FMA`,
 #                                    else rounded twice (fastmath stays off either way)
 #   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j, c even): clamp(MBQM(acc
@@ -346,6 +348,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    (lo >= -128, hi <= 255, lo <= hi): on AVX-512 with
 #                                    saturating packs, the zero point added to 16-bit lanes
 #                                    and the clamp on bytes
+#   vi_store2(v, a, i, s) / vi_store4  the 64 bytes of v in 2 / 4 equal pieces, piece k to
+#                                    a[i + k * s:] (a: a byte array), for packed pixels
 #   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
 #                                    vector (a's 16 bytes first), for one vi_store
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
@@ -793,6 +797,27 @@ if JIT_ENABLED:
         cd = builder.shuffle_vector(t[2], t[3], lanes32)
         return builder.bitcast(builder.shuffle_vector(ab, cd, lanes64), _VI)
 
+    def _store_parts(parts):
+        """vi_store2 / vi_store4: the 64 bytes of v in ``parts`` equal pieces, piece k to
+        ``a[i + k * stride:]`` (``a``: a byte array)."""
+        def typer(typingctx, v, a, i, stride):
+            def codegen(context, builder, sig, args):
+                size = 64 // parts
+                piece = _ir.VectorType(_I8, size)
+                v = builder.bitcast(args[0], _ir.VectorType(_I8, 64))
+                start = context.cast(builder, args[2], sig.args[2], _types.intp)
+                step = context.cast(builder, args[3], sig.args[3], _types.intp)
+                for k in range(parts):
+                    lanes = _ir.Constant(_ir.VectorType(_I32, size),
+                                         list(range(k * size, (k + 1) * size)))
+                    part = builder.shuffle_vector(v, _ir.Constant(v.type, None), lanes)
+                    at = builder.add(start, builder.mul(step, _ir.Constant(step.type, k)))
+                    ptr = _address(context, builder, sig.args[1], args[1], _types.intp, at)
+                    builder.store(part, builder.bitcast(ptr, piece.as_pointer()), align=1)
+                return context.get_dummy_value()
+            return _types.none(v, a, i, stride), codegen
+        return _intrinsic(typer)
+
     @_intrinsic
     def _vi_pack8q(typingctx, a, b, c, d, zp, lo, hi):
         def codegen(context, builder, sig, args):
@@ -865,6 +890,7 @@ if JIT_ENABLED:
     vq_load, vi_requantq = _vq_load, _vi_requantq
     vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
         _vi_requantr, _vi_pack8q
+    vi_store2, vi_store4 = _store_parts(2), _store_parts(4)
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
     vi_zero, vf_zero, vh_zero = _zero(_VI), _zero(_VF), _zero(_VH)
@@ -872,6 +898,7 @@ if JIT_ENABLED:
     vi_store, vf_store, vh_store = _store(_VI), _store(_VF), _store(_VH)
     vf_bcast, vh_bcast = _fbcast(_VF), _fbcast(_VH)
     vi_xor, vi_add = _binary("xor"), _binary("add")
+    vi_or, vi_shl, vi_lshr = _binary("or_"), _binary("shl"), _binary("lshr")
     vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
     vf_muladd = _vf_muladd
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum
@@ -890,9 +917,11 @@ else:
     vq_load, vi_requantq = SIMD_OPS["vq_load"], SIMD_OPS["vi_requantq"]
     vi_requantb, vi_requantqb = SIMD_OPS["vi_requantb"], SIMD_OPS["vi_requantqb"]
     vi_requantr, vi_pack8q = SIMD_OPS["vi_requantr"], SIMD_OPS["vi_pack8q"]
+    vi_store2, vi_store4 = SIMD_OPS["vi_store2"], SIMD_OPS["vi_store4"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
     vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]
+    vi_or, vi_shl, vi_lshr = SIMD_OPS["vi_or"], SIMD_OPS["vi_shl"], SIMD_OPS["vi_lshr"]
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = SIMD_OPS["vd_zero"], SIMD_OPS["vd_dpbusd"], \
         SIMD_OPS["vd_dpbssd"], SIMD_OPS["vd_sum"]
     vb_sum64 = SIMD_OPS["vb_sum64"]

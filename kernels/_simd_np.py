@@ -72,6 +72,12 @@ def _np_vi_pack8q(a, b, c, d, zp, lo, hi):
     return _np_vi_pack8(*(np.clip(v.astype(np.int64) + zp, lo, hi) for v in (a, b, c, d)))
 
 
+def _np_vi_store_parts(v, a, i, stride, parts):
+    size, b = 64 // parts, v.view(np.uint8)
+    for k in range(parts):
+        a[i + k * stride:i + k * stride + size] = b[k * size:(k + 1) * size]
+
+
 def _np_vi_pack8(a, b, c, d):
     return np.concatenate([v.astype(np.uint8) for v in (a, b, c, d)]).view(np.int32)
 
@@ -103,6 +109,9 @@ SIMD_OPS = {
     "vi_mul": lambda a, b: (a.astype(np.int64) * b).astype(np.int32),
     "vi_xor": lambda a, b: a ^ b,
     "vi_add": lambda a, b: a + b,
+    "vi_or": lambda a, b: a | b,
+    "vi_shl": lambda a, n: (a.astype(np.int64) << n).astype(np.uint32).view(np.int32),
+    "vi_lshr": lambda a, n: (a.view(np.uint32) >> n.astype(np.uint32)).view(np.int32),
     "vi_store": _np_vi_store,
     "vf_zero": lambda: np.zeros(16, np.float32),
     "vf_load": lambda a, i: a[i:i + 16].astype(np.float32),
@@ -121,6 +130,8 @@ SIMD_OPS = {
     "vi_pack8": _np_vi_pack8,
     "vi_requantr": _np_vi_requantr,
     "vi_pack8q": _np_vi_pack8q,
+    "vi_store2": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 2),
+    "vi_store4": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 4),
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
     "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
                                                   v[:min(max(n, 0), v.size)]),
