@@ -641,20 +641,24 @@ if JIT_ENABLED:
     def _requant_ir(builder, x, rows, zp, lo, hi):
         """clamp(MBQM(x) + zp, lo, hi) (see vi_requant) for x = acc + bias + extra; zp, lo,
         hi: vectors of equal lanes."""
-        q = builder.add(_mbqm_ir(builder, x, rows), zp)
+        q = _mbqm_ir(builder, x, rows, zp)
         q = builder.select(builder.icmp_signed("<", q, lo), lo, q)
         return builder.select(builder.icmp_signed(">", q, hi), hi, q)
 
-    def _mbqm_ir(builder, x, rows):
-        """MBQM(x) (see vi_requant) for x = acc + bias + extra."""
+    def _mbqm_ir(builder, x, rows, zp=None):
+        """MBQM(x) (see vi_requant) for x = acc + bias + extra, plus ``zp`` (a vector) if
+        given."""
         x = builder.shl(x, rows[3])                            # int32 wrap of x << left
         if _QP_ROWS is _QP_ROWS_WIDE:
-            return _requant_wide_ir(builder, x, rows)
-        return _requant_two_steps_ir(builder, x, rows)
+            q = _requant_wide_ir(builder, x, rows)
+            return q if zp is None else builder.add(q, zp)
+        return _requant_two_steps_ir(builder, x, rows, zp)
 
-    def _requant_two_steps_ir(builder, x, rows):
-        """MBQM(x) for x already shifted left: SaturatingRoundingDoublingHighMul, then
-        RoundingDivideByPOT, as gemmlowp writes them (rows 0-6 of requant_params)."""
+    def _requant_two_steps_ir(builder, x, rows, zp):
+        """MBQM(x) (+ zp unless None) for x already shifted left:
+        SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT, as gemmlowp writes them
+        (rows 0-6 of requant_params); zp goes in before the rounding's last increment, which
+        compiles shorter."""
         i64 = _ir.IntType(64)
         v64 = _ir.VectorType(i64, 8)
 
@@ -680,6 +684,8 @@ if JIT_ENABLED:
         threshold = builder.sub(rows[6], builder.ashr(q, const(31)))
         up = builder.icmp_signed(">", builder.and_(q, rows[5]), threshold)
         q = builder.ashr(q, rows[4])
+        if zp is not None:
+            q = builder.add(q, zp)
         return builder.select(up, builder.add(q, const(1)), q)
 
     def _requant_wide_ir(builder, x, rows):
@@ -697,9 +703,13 @@ if JIT_ENABLED:
             return builder.ashr(builder.shl(v, const(32, v64)), const(32, v64))
 
         x64 = builder.bitcast(x, v64)
+        # the odd lanes moved down by a dword shuffle (port 5) rather than a 64-bit shift
+        # (port 0, with the multiplies and shifts)
+        odd = builder.shuffle_vector(x, _ir.Constant(_VI, None), _ir.Constant(
+            _ir.VectorType(_I32, 16), [n | 1 for n in range(16)]))
         halves = []
         for lanes, m, c, d, k in ((low32(x64), rows[1], rows[4], rows[6], rows[8]),
-                                  (builder.ashr(x64, const(32, v64)), rows[2], rows[5],
+                                  (low32(builder.bitcast(odd, v64)), rows[2], rows[5],
                                    rows[7], rows[9])):
             p = builder.mul(lanes, low32(builder.bitcast(m, v64)))
             n = builder.add(p, builder.bitcast(c, v64))

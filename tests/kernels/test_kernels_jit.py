@@ -316,6 +316,48 @@ def test_pack8q_equals_clamp_then_bytes(zp, lo, hi):
     np.testing.assert_array_equal(got, want.astype(np.uint8))
 
 
+@pytest.mark.parametrize("parts", [2, 4])
+def test_store_parts_write_pieces_at_stride(parts):
+    """vi_store2 / vi_store4 write the 64 bytes of a vector in 2 / 4 equal pieces, piece k at
+    i + k * stride, and nothing else."""
+    v = np.arange(64, dtype=np.uint8) + 1
+    store = _jit.vi_store2 if parts == 2 else _jit.vi_store4
+
+    @_jit.njit(cache=False)
+    def run(v, out, i, stride):
+        store(_jit.vi_load(v, 0), out, i, stride)
+        return out
+
+    out = run(v, np.zeros(300, np.uint8), 5, 70)
+    want = np.zeros(300, np.uint8)
+    size = 64 // parts
+    for k in range(parts):
+        want[5 + 70 * k:5 + 70 * k + size] = v[k * size:(k + 1) * size]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_or_and_shifts_lane_wise():
+    """vi_or, vi_shl, vi_lshr against numpy's uint32 arithmetic, shift counts 0..31."""
+    rng = np.random.default_rng(3)
+    a = rng.integers(-(1 << 31), 1 << 31, 16).astype(np.int32)
+    b = rng.integers(-(1 << 31), 1 << 31, 16).astype(np.int32)
+    n = np.array([0, 1, 7, 8, 15, 16, 23, 24, 31, 3, 5, 9, 12, 20, 28, 30], np.int32)
+
+    @_jit.njit(cache=False)
+    def run(a, b, n, out):
+        va, vb, vn = _jit.vi_load(a, 0), _jit.vi_load(b, 0), _jit.vi_load(n, 0)
+        _jit.vi_store(_jit.vi_or(va, vb), out, 0)
+        _jit.vi_store(_jit.vi_shl(va, vn), out, 16)
+        _jit.vi_store(_jit.vi_lshr(va, vn), out, 32)
+        return out
+
+    out = run(a, b, n, np.zeros(48, np.int32)).view(np.uint32)
+    ua, un = a.view(np.uint32).astype(np.uint64), n.astype(np.uint64)
+    np.testing.assert_array_equal(out[:16], (a | b).view(np.uint32))
+    np.testing.assert_array_equal(out[16:32], ((ua << un) & 0xFFFFFFFF).astype(np.uint32))
+    np.testing.assert_array_equal(out[32:], (ua >> un).astype(np.uint32))
+
+
 def test_requant_params_rejects_shifts_below_minus_31():
     from nnsim.kernels.gemm import requant_params
     with pytest.raises(ValueError, match="below -31"):
