@@ -20,7 +20,8 @@ import numpy as np
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
 from nnsim.kernels._jit import (njit, prange, vi_dpbusd, vi_load, vi_load8, vi_lshr, vi_or,
-                                vi_requantqb, vi_shl, vi_splat, vi_store, vi_xor, vq_load)
+                                vi_pack8q, vi_requantqb, vi_requantqr, vi_shl, vi_splat,
+                                vi_store, vi_store4, vi_xor, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes"]
 
@@ -68,6 +69,15 @@ def _widen(xb, base, iy, h, w, pl, cout, out_w, flip, xzp, ring, d):
         vi_store(lanes, ring, d + 64 * ox)
 
 
+@njit(_nrt=False)
+def _window(ring, r0, r1, r2, i, bias, w0, w1, w2):
+    """The sum of the window whose widened rows are at ``ring[r0 + i]``, ``ring[r1 + i]``,
+    ``ring[r2 + i]``, from the bias."""
+    a = vi_dpbusd(bias, vi_load(ring, r0 + i), w0)
+    a = vi_dpbusd(a, vi_load(ring, r1 + i), w1)
+    return vi_dpbusd(a, vi_load(ring, r2 + i), w2)
+
+
 @njit
 def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo,
                     c_hi):
@@ -95,11 +105,20 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
                    ((oy + 2) % 3) * rl)
             r0, r1, r2 = (oy % 3) * rl, ((oy + 1) % 3) * rl, ((oy + 2) % 3) * rl
             o0 = r * out_w * cout + c
-            for ox in range(out_w):
-                a = vi_dpbusd(bias, vi_load(ring, r0 + 64 * ox), w0)
-                a = vi_dpbusd(a, vi_load(ring, r1 + 64 * ox), w1)
-                a = vi_dpbusd(a, vi_load(ring, r2 + 64 * ox), w2)
-                _store8(vi_requantqb(a, q, zp, lo, hi), out, o0 + ox * cout, cout - c)
+            ox = 0
+            if cout - c >= 16:   # 4 window starts per packed vector, stored in 4 pieces
+                while ox + 4 <= out_w:
+                    v0 = _window(ring, r0, r1, r2, 64 * ox, bias, w0, w1, w2)
+                    v1 = _window(ring, r0, r1, r2, 64 * ox + 64, bias, w0, w1, w2)
+                    v2 = _window(ring, r0, r1, r2, 64 * ox + 128, bias, w0, w1, w2)
+                    v3 = _window(ring, r0, r1, r2, 64 * ox + 192, bias, w0, w1, w2)
+                    vi_store4(vi_pack8q(vi_requantqr(v0, q), vi_requantqr(v1, q),
+                                        vi_requantqr(v2, q), vi_requantqr(v3, q), zp, lo, hi),
+                              out, o0 + ox * cout, cout)
+                    ox += 4
+            for ox in range(ox, out_w):
+                v = _window(ring, r0, r1, r2, 64 * ox, bias, w0, w1, w2)
+                _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, cout - c)
 
 
 @njit(parallel=True)

@@ -51,7 +51,8 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_shl", "vi_lshr", "vi_requant", "vq_load",
-           "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr", "vi_pack8", "vi_pack8q",
+           "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr",
+           "vi_requantqr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store4", "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
@@ -339,7 +340,8 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    core that starts its sums at vi_load(qp, c) (row 0, the
 #                                    bias) saves an addition per vector
 #   vi_requantr(acc, qp, c, cpad)    MBQM(acc) alone (acc holding bias and extra): no zero
-#                                    point, no clamp, for vi_pack8q
+#                                    point, no clamp, for vi_pack8q; vi_requantqr(acc, q) with
+#                                    the rows of vq_load
 #   vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
 #   vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
 #   vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
@@ -638,6 +640,13 @@ if JIT_ENABLED:
                                *_splats(context, builder, sig, args, 2, 3))
         return _vi(_vi, q, zp, lo, hi), codegen
 
+    @_intrinsic
+    def _vi_requantqr(typingctx, acc, q):
+        def codegen(context, builder, sig, args):
+            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
+            return _mbqm_ir(builder, args[0], rows)
+        return _vi(_vi, q), codegen
+
     def _requant_ir(builder, x, rows, zp, lo, hi):
         """clamp(MBQM(x) + zp, lo, hi) (see vi_requant) for x = acc + bias + extra; zp, lo,
         hi: vectors of equal lanes."""
@@ -901,6 +910,7 @@ if JIT_ENABLED:
     vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
         _vi_requantr, _vi_pack8q
     vi_store2, vi_store4 = _store_parts(2), _store_parts(4)
+    vi_requantqr = _vi_requantqr
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
     vi_zero, vf_zero, vh_zero = _zero(_VI), _zero(_VF), _zero(_VH)
@@ -928,6 +938,7 @@ else:
     vi_requantb, vi_requantqb = SIMD_OPS["vi_requantb"], SIMD_OPS["vi_requantqb"]
     vi_requantr, vi_pack8q = SIMD_OPS["vi_requantr"], SIMD_OPS["vi_pack8q"]
     vi_store2, vi_store4 = SIMD_OPS["vi_store2"], SIMD_OPS["vi_store4"]
+    vi_requantqr = SIMD_OPS["vi_requantqr"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
     vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]

@@ -68,6 +68,10 @@ def _np_vi_requantr(acc, qp, c, cpad):
     return _np_vi_requantqb(acc, _np_vq_load(qp, c, cpad), 0, -(1 << 31), (1 << 31) - 1)
 
 
+def _np_vi_requantqr(acc, rows):
+    return _np_vi_requantqb(acc, rows, 0, -(1 << 31), (1 << 31) - 1)
+
+
 def _np_vi_pack8q(a, b, c, d, zp, lo, hi):
     return _np_vi_pack8(*(np.clip(v.astype(np.int64) + zp, lo, hi) for v in (a, b, c, d)))
 
@@ -130,6 +134,7 @@ SIMD_OPS = {
     "vi_pack8": _np_vi_pack8,
     "vi_requantr": _np_vi_requantr,
     "vi_pack8q": _np_vi_pack8q,
+    "vi_requantqr": _np_vi_requantqr,
     "vi_store2": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 2),
     "vi_store4": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 4),
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),

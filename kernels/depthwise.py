@@ -30,8 +30,8 @@ from nnsim.kernels._dw_widened import (_dw_widened_par, _dw_widened_part, ring_b
                                        widened_weights)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_load, vf_muladd,
                                 vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
-                                vi_dpwssd, vi_load, vi_load8, vi_requantb, vi_requantqb,
-                                vi_zero, vq_load)
+                                vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb,
+                                vi_requantqb, vi_requantqr, vi_store4, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params
 
@@ -366,28 +366,56 @@ def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad, qp):
     return acc
 
 
+#: Whether the 3x3 core packs 4 window positions per store: 3-10% faster layers on AVX-512,
+#: 2-4% slower with AVX2's 32-byte vectors (measured on MobileNet v2).
+_PACKED_STORES = SIMD_MODE == "avx512vnni"
+
+
+@njit(_nrt=False)
+def _taps3x3(x, r0, r1, r2, i, cout, bias, w0, w1, w2, w3, w4, w5, w6, w7, w8):
+    """The sum of one 3x3 window at ``x[r0 + i]`` (rows ``x[r1]``, ``x[r2]``) from the bias,
+    in two chains of multiply-adds."""
+    a = vi_dpwssd(bias, vi_load8(x, r0 + i), w0)
+    b = vi_dpwssd(vi_zero(), vi_load8(x, r1 + i), w3)
+    a = vi_dpwssd(a, vi_load8(x, r0 + i + cout), w1)
+    b = vi_dpwssd(b, vi_load8(x, r1 + i + cout), w4)
+    a = vi_dpwssd(a, vi_load8(x, r0 + i + 2 * cout), w2)
+    b = vi_dpwssd(b, vi_load8(x, r1 + i + 2 * cout), w5)
+    a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
+    b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
+    a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
+    return vi_add(a, b)
+
+
 @njit(_nrt=False)
 def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
                      out_w, count):
     """One output row of 16 channels of a 3x3 undilated window (weights in registers); the
-    window rows start at ``x[r0]``, ``x[r1]``, ``x[r2]``."""
+    window rows start at ``x[r0]``, ``x[r1]``, ``x[r2]``. With all 16 channels kept, on
+    AVX-512, 4 window positions at a time are requantized into one packed vector
+    (vi_pack8q) stored as 4 pieces of 16 bytes."""
     w0, w1, w2 = vi_load(w, c), vi_load(w, cpad + c), vi_load(w, 2 * cpad + c)
     w3, w4, w5 = vi_load(w, 3 * cpad + c), vi_load(w, 4 * cpad + c), vi_load(w, 5 * cpad + c)
     w6, w7, w8 = vi_load(w, 6 * cpad + c), vi_load(w, 7 * cpad + c), vi_load(w, 8 * cpad + c)
     q = vq_load(qp, c, cpad)   # in registers for the whole row (see nnsim.kernels._jit)
     bias = vi_load(qp, c)
-    for ox in range(out_w):
-        i = ox * step
-        a = vi_dpwssd(bias, vi_load8(x, r0 + i), w0)
-        b = vi_dpwssd(vi_zero(), vi_load8(x, r1 + i), w3)
-        a = vi_dpwssd(a, vi_load8(x, r0 + i + cout), w1)
-        b = vi_dpwssd(b, vi_load8(x, r1 + i + cout), w4)
-        a = vi_dpwssd(a, vi_load8(x, r0 + i + 2 * cout), w2)
-        b = vi_dpwssd(b, vi_load8(x, r1 + i + 2 * cout), w5)
-        a = vi_dpwssd(a, vi_load8(x, r2 + i), w6)
-        b = vi_dpwssd(b, vi_load8(x, r2 + i + cout), w7)
-        a = vi_dpwssd(a, vi_load8(x, r2 + i + 2 * cout), w8)
-        _store8(vi_requantqb(vi_add(a, b), q, zp, lo, hi), out, o0 + ox * cout, count)
+    ox = 0
+    if _PACKED_STORES and count >= 16:
+        while ox + 4 <= out_w:
+            i = ox * step
+            v0 = _taps3x3(x, r0, r1, r2, i, cout, bias, w0, w1, w2, w3, w4, w5, w6, w7, w8)
+            v1 = _taps3x3(x, r0, r1, r2, i + step, cout, bias, w0, w1, w2, w3, w4, w5, w6,
+                          w7, w8)
+            v2 = _taps3x3(x, r0, r1, r2, i + 2 * step, cout, bias, w0, w1, w2, w3, w4, w5,
+                          w6, w7, w8)
+            v3 = _taps3x3(x, r0, r1, r2, i + 3 * step, cout, bias, w0, w1, w2, w3, w4, w5,
+                          w6, w7, w8)
+            vi_store4(vi_pack8q(vi_requantqr(v0, q), vi_requantqr(v1, q), vi_requantqr(v2, q),
+                                vi_requantqr(v3, q), zp, lo, hi), out, o0 + ox * cout, cout)
+            ox += 4
+    for ox in range(ox, out_w):
+        v = _taps3x3(x, r0, r1, r2, ox * step, cout, bias, w0, w1, w2, w3, w4, w5, w6, w7, w8)
+        _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, count)
 
 
 @njit(parallel=True)
