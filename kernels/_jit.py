@@ -700,8 +700,9 @@ if JIT_ENABLED:
     def _requant_wide_ir(builder, x, rows):
         """MBQM(x) for x already shifted left, both roundings in one 64-bit floor division
         (rows 7-12 of requant_params): per channel, floor((x * m + C - (x * m < -2**30) * D)
-        / 2**K). On AVX-512 (64-bit arithmetic shifts) the whole requantization is 17 vector
-        instructions per 16 lanes, against 19 for the two-step form."""
+        / 2**K). On AVX-512 (64-bit arithmetic shifts): 12 vector instructions per 16 lanes
+        after the left shift; a whole requantization loop with a saturating store is 15
+        against 17 for the two-step form (benchmarks/README.md, "Fourth session")."""
         i64 = _ir.IntType(64)
         v64 = _ir.VectorType(i64, 8)
 
