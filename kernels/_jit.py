@@ -22,7 +22,7 @@ Every fast kernel core is decorated with :func:`njit` from this module, never wi
 It also provides the few 16-lane vector operations the GEMM-style cores are written with
 (:data:`SIMD_OPS`, see "SIMD vectors" below): numba intrinsics when compiling (values live in
 registers), numpy arrays of 16 lanes when not (:mod:`nnsim.kernels._simd_np`: same
-results, slowly).
+results, slowly). The LLVM IR of the longer ones is built in :mod:`nnsim.kernels._simd_ir`.
 """
 
 from __future__ import annotations
@@ -379,8 +379,15 @@ if JIT_ENABLED:
     from numba.extending import models as _models
     from numba.extending import register_model as _register_model
 
-    _I32, _I8, _F32 = _ir.IntType(32), _ir.IntType(8), _ir.FloatType()
-    _VI, _VF, _VH = _ir.VectorType(_I32, 16), _ir.VectorType(_F32, 16), _ir.VectorType(_F32, 8)
+    from nnsim.kernels import _simd_ir
+    from nnsim.kernels._simd_ir import I8 as _I8
+    from nnsim.kernels._simd_ir import I32 as _I32
+    from nnsim.kernels._simd_ir import VI as _VI
+    from nnsim.kernels._simd_ir import splat as _splat
+
+    _F32 = _ir.FloatType()
+    _AVX2 = SIMD_MODE == "avx2"   # pmaddwd as vpmaddwd on 16-lane pieces
+    _VF, _VH = _ir.VectorType(_F32, 16), _ir.VectorType(_F32, 8)
     _VD = _ir.VectorType(_I32, 32)
 
     class _Vec(_types.Type):
@@ -400,12 +407,6 @@ if JIT_ENABLED:
     def _address(context, builder, aryty, ary, idxty, idx):
         data = context.make_array(aryty)(context, builder, ary).data
         return builder.gep(data, [context.cast(builder, idx, idxty, _types.intp)])
-
-    def _splat(builder, vtype, scalar):
-        undef = _ir.Constant(vtype, None)
-        one = builder.insert_element(undef, scalar, _ir.Constant(_I32, 0))
-        return builder.shuffle_vector(one, undef,
-                                      _ir.Constant(_ir.VectorType(_I32, vtype.count), None))
 
     def _load(vtype):
         def typer(typingctx, a, i):
@@ -461,37 +462,6 @@ if JIT_ENABLED:
             return _NUMBA[id(vtype)](a, i), codegen
         return _intrinsic(typer)
 
-    def _pair_sums(builder, v, n, widen):
-        """<n/2 x i32>: v[2k] + v[2k + 1] (v: <n x i16> widened first, or <n x i32>)."""
-        even = _ir.Constant(_ir.VectorType(_I32, n // 2), [2 * k for k in range(n // 2)])
-        odd = _ir.Constant(_ir.VectorType(_I32, n // 2), [2 * k + 1 for k in range(n // 2)])
-        lo, hi = builder.shuffle_vector(v, v, even), builder.shuffle_vector(v, v, odd)
-        if widen:
-            wide = _ir.VectorType(_I32, n // 2)
-            lo, hi = builder.sext(lo, wide), builder.sext(hi, wide)
-        return builder.add(lo, hi)
-
-    def _pmaddwd(builder, a, b, n):
-        """<n/2 x i32>: a[2k] * b[2k] + a[2k + 1] * b[2k + 1] for <n x i16> a, b (exact)."""
-        if SIMD_MODE == "avx2":   # vpmaddwd on 16-lane pieces
-            i16x16 = _ir.VectorType(_ir.IntType(16), 16)
-            fnty = _ir.FunctionType(_ir.VectorType(_I32, 8), [i16x16, i16x16])
-            fn = _cgutils.get_or_insert_function(builder.module, fnty, "llvm.x86.avx2.pmadd.wd")
-            parts = []
-            for k in range(0, n, 16):
-                lanes = _ir.Constant(_ir.VectorType(_I32, 16), list(range(k, k + 16)))
-                parts.append(builder.call(fn, [builder.shuffle_vector(a, a, lanes),
-                                               builder.shuffle_vector(b, b, lanes)]))
-            while len(parts) > 1:   # concatenate back to <n/2 x i32>
-                size = parts[0].type.count
-                lanes = _ir.Constant(_ir.VectorType(_I32, 2 * size), list(range(2 * size)))
-                parts = [builder.shuffle_vector(parts[i], parts[i + 1], lanes)
-                         for i in range(0, len(parts), 2)]
-            return parts[0]
-        wide = _ir.VectorType(_I32, n)
-        prod = builder.mul(builder.sext(a, wide), builder.sext(b, wide))
-        return _pair_sums(builder, prod, n, False)
-
     @_intrinsic
     def _vi_dpbusd(typingctx, acc, u, s):
         def codegen(context, builder, sig, args):
@@ -506,8 +476,8 @@ if JIT_ENABLED:
             i16x64 = _ir.VectorType(_ir.IntType(16), 64)
             u16 = builder.zext(builder.bitcast(args[1], bytes64), i16x64)
             s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
-            return builder.add(args[0], _pair_sums(builder, _pmaddwd(builder, u16, s16, 64),
-                                                   32, False))
+            products = _simd_ir.pmaddwd(builder, u16, s16, 64, _AVX2)
+            return builder.add(args[0], _simd_ir.pair_sums(builder, products, 32, False))
         return _vi(_vi, _vi, _vi), codegen
 
     def _vd_dp(signed):
@@ -518,7 +488,7 @@ if JIT_ENABLED:
                 u16 = (builder.sext if signed else builder.zext)(
                     builder.bitcast(args[1], bytes64), i16x64)
                 s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
-                return builder.add(args[0], _pmaddwd(builder, u16, s16, 64))
+                return builder.add(args[0], _simd_ir.pmaddwd(builder, u16, s16, 64, _AVX2))
             return _vd(_vd, _vi, _vi), codegen
         return _intrinsic(typer)
 
@@ -540,7 +510,7 @@ if JIT_ENABLED:
     @_intrinsic
     def _vd_sum(typingctx, acc):
         def codegen(context, builder, sig, args):
-            return _pair_sums(builder, args[0], 32, False)
+            return _simd_ir.pair_sums(builder, args[0], 32, False)
         return _vi(_vd), codegen
 
     @_intrinsic
@@ -552,8 +522,9 @@ if JIT_ENABLED:
                                                      "llvm.x86.avx512.vpdpwssd.512")
                 return builder.call(fn, args)
             halves = _ir.VectorType(_ir.IntType(16), 32)
-            return builder.add(args[0], _pmaddwd(builder, builder.bitcast(args[1], halves),
-                                                 builder.bitcast(args[2], halves), 32))
+            return builder.add(args[0], _simd_ir.pmaddwd(
+                builder, builder.bitcast(args[1], halves), builder.bitcast(args[2], halves), 32,
+                _AVX2))
         return _vi(_vi, _vi, _vi), codegen
 
     @_intrinsic
@@ -581,6 +552,11 @@ if JIT_ENABLED:
             rows.append(builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1))
         return rows
 
+    def _wide():
+        """Whether the requantization compiles to its one-division form (read when an
+        intrinsic compiles, so a test can choose the form)."""
+        return _QP_ROWS is _QP_ROWS_WIDE
+
     def _splats(context, builder, sig, args, first, n):
         """args[first:first + n] (int32 scalars) as vectors of equal lanes."""
         return [_splat(builder, _VI, context.cast(builder, args[k], sig.args[k], _types.int32))
@@ -593,7 +569,7 @@ if JIT_ENABLED:
                             sig.args[3], args[3])
             e, zp_, lo_, hi_ = _splats(context, builder, sig, args, 4, 4)
             x = builder.add(builder.add(args[0], rows[0]), e)
-            return _requant_ir(builder, x, rows, zp_, lo_, hi_)
+            return _simd_ir.requant(builder, x, rows, zp_, lo_, hi_, _wide())
         return _vi(_vi, qp, c, cpad, extra, zp, lo, hi), codegen
 
     @_intrinsic
@@ -601,8 +577,8 @@ if JIT_ENABLED:
         def codegen(context, builder, sig, args):
             rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
                             sig.args[3], args[3])
-            return _requant_ir(builder, args[0], rows,
-                               *_splats(context, builder, sig, args, 4, 3))
+            return _simd_ir.requant(builder, args[0], rows,
+                                    *_splats(context, builder, sig, args, 4, 3), _wide())
         return _vi(_vi, qp, c, cpad, zp, lo, hi), codegen
 
     @_intrinsic
@@ -610,7 +586,7 @@ if JIT_ENABLED:
         def codegen(context, builder, sig, args):
             rows = _qp_rows(context, builder, sig.args[1], args[1], sig.args[2], args[2],
                             sig.args[3], args[3])
-            return _mbqm_ir(builder, args[0], rows)
+            return _simd_ir.mbqm(builder, args[0], rows, _wide())
         return _vi(_vi, qp, c, cpad), codegen
 
     _vq = _types.UniTuple(_vi, len(_QP_ROWS))
@@ -629,106 +605,23 @@ if JIT_ENABLED:
             rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
             e, zp_, lo_, hi_ = _splats(context, builder, sig, args, 2, 4)
             x = builder.add(builder.add(args[0], rows[0]), e)
-            return _requant_ir(builder, x, rows, zp_, lo_, hi_)
+            return _simd_ir.requant(builder, x, rows, zp_, lo_, hi_, _wide())
         return _vi(_vi, q, extra, zp, lo, hi), codegen
 
     @_intrinsic
     def _vi_requantqb(typingctx, acc, q, zp, lo, hi):
         def codegen(context, builder, sig, args):
             rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
-            return _requant_ir(builder, args[0], rows,
-                               *_splats(context, builder, sig, args, 2, 3))
+            return _simd_ir.requant(builder, args[0], rows,
+                                    *_splats(context, builder, sig, args, 2, 3), _wide())
         return _vi(_vi, q, zp, lo, hi), codegen
 
     @_intrinsic
     def _vi_requantqr(typingctx, acc, q):
         def codegen(context, builder, sig, args):
             rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
-            return _mbqm_ir(builder, args[0], rows)
+            return _simd_ir.mbqm(builder, args[0], rows, _wide())
         return _vi(_vi, q), codegen
-
-    def _requant_ir(builder, x, rows, zp, lo, hi):
-        """clamp(MBQM(x) + zp, lo, hi) (see vi_requant) for x = acc + bias + extra; zp, lo,
-        hi: vectors of equal lanes."""
-        q = _mbqm_ir(builder, x, rows, zp)
-        q = builder.select(builder.icmp_signed("<", q, lo), lo, q)
-        return builder.select(builder.icmp_signed(">", q, hi), hi, q)
-
-    def _mbqm_ir(builder, x, rows, zp=None):
-        """MBQM(x) (see vi_requant) for x = acc + bias + extra, plus ``zp`` (a vector) if
-        given."""
-        x = builder.shl(x, rows[3])                            # int32 wrap of x << left
-        if _QP_ROWS is _QP_ROWS_WIDE:
-            q = _requant_wide_ir(builder, x, rows)
-            return q if zp is None else builder.add(q, zp)
-        return _requant_two_steps_ir(builder, x, rows, zp)
-
-    def _requant_two_steps_ir(builder, x, rows, zp):
-        """MBQM(x) (+ zp unless None) for x already shifted left:
-        SaturatingRoundingDoublingHighMul, then RoundingDivideByPOT, as gemmlowp writes them
-        (rows 0-6 of requant_params); zp goes in before the rounding's last increment, which
-        compiles shorter."""
-        i64 = _ir.IntType(64)
-        v64 = _ir.VectorType(i64, 8)
-
-        def const(value, vtype=_VI):
-            return _ir.Constant(vtype, [value] * vtype.count)
-
-        x64 = builder.bitcast(x, v64)
-        even = builder.ashr(builder.shl(x64, const(32, v64)), const(32, v64))
-        odd = builder.ashr(x64, const(32, v64))
-        m_even = builder.bitcast(rows[1], v64)
-        m_even = builder.ashr(builder.shl(m_even, const(32, v64)), const(32, v64))
-        m_odd = builder.bitcast(rows[2], v64)
-        m_odd = builder.ashr(builder.shl(m_odd, const(32, v64)), const(32, v64))
-        # SaturatingRoundingDoublingHighMul(x, m) == (x * m + 2**30) >> 31 for m >= 0
-        p_even = builder.add(builder.mul(even, m_even), const(1 << 30, v64))
-        p_odd = builder.add(builder.mul(odd, m_odd), const(1 << 30, v64))
-        p_even = builder.bitcast(builder.lshr(p_even, const(31, v64)), _VI)
-        p_odd = builder.bitcast(builder.shl(p_odd, const(1, v64)), _VI)
-        mask = _ir.Constant(_ir.VectorType(_I32, 16),
-                            [n + 16 * (n % 2) for n in range(16)])
-        q = builder.shuffle_vector(p_even, p_odd, mask)
-        # RoundingDivideByPOT(q, right): (q >> r) + ((q & mask) > (mask >> 1) + (q < 0))
-        threshold = builder.sub(rows[6], builder.ashr(q, const(31)))
-        up = builder.icmp_signed(">", builder.and_(q, rows[5]), threshold)
-        q = builder.ashr(q, rows[4])
-        if zp is not None:
-            q = builder.add(q, zp)
-        return builder.select(up, builder.add(q, const(1)), q)
-
-    def _requant_wide_ir(builder, x, rows):
-        """MBQM(x) for x already shifted left, both roundings in one 64-bit floor division
-        (rows 7-12 of requant_params): per channel, floor((x * m + C - (x * m < -2**30) * D)
-        / 2**K). On AVX-512 (64-bit arithmetic shifts): 12 vector instructions per 16 lanes
-        after the left shift; a whole requantization loop with a saturating store is 15
-        against 17 for the two-step form (benchmarks/README.md, "Fourth session")."""
-        i64 = _ir.IntType(64)
-        v64 = _ir.VectorType(i64, 8)
-
-        def const(value, vtype=_VI):
-            return _ir.Constant(vtype, [value] * vtype.count)
-
-        def low32(v):   # sign-extended low half of each 64-bit lane (vpmuldq reads only that)
-            return builder.ashr(builder.shl(v, const(32, v64)), const(32, v64))
-
-        x64 = builder.bitcast(x, v64)
-        # the odd lanes moved down by a dword shuffle (port 5) rather than a 64-bit shift
-        # (port 0, with the multiplies and shifts)
-        odd = builder.shuffle_vector(x, _ir.Constant(_VI, None), _ir.Constant(
-            _ir.VectorType(_I32, 16), [n | 1 for n in range(16)]))
-        halves = []
-        for lanes, m, c, d, k in ((low32(x64), rows[1], rows[4], rows[6], rows[8]),
-                                  (low32(builder.bitcast(odd, v64)), rows[2], rows[5],
-                                   rows[7], rows[9])):
-            p = builder.mul(lanes, low32(builder.bitcast(m, v64)))
-            n = builder.add(p, builder.bitcast(c, v64))
-            negative = builder.icmp_signed("<", p, const(-(1 << 30), v64))
-            n = builder.select(negative, builder.sub(n, builder.bitcast(d, v64)), n)
-            halves.append(builder.bitcast(builder.ashr(n, builder.bitcast(k, v64)), _VI))
-        # the low halves: lane 2j of the even quotients, lane 2j of the odd ones
-        mask = _ir.Constant(_ir.VectorType(_I32, 16), [n + 15 * (n % 2) for n in range(16)])
-        return builder.shuffle_vector(halves[0], halves[1], mask)
 
     @_intrinsic
     def _vi_store8(typingctx, v, a, i):
@@ -740,32 +633,18 @@ if JIT_ENABLED:
             return context.get_dummy_value()
         return _types.none(v, a, i), codegen
 
-    def _lane_mask(builder, n, lanes):
-        """<lanes x i1>: lane j < n (n: int64), built as an integer bit mask (kmov)."""
-        i64 = _ir.IntType(64)
-        full = builder.icmp_signed(">=", n, _ir.Constant(i64, lanes))
-        safe = builder.select(full, _ir.Constant(i64, 0), n)
-        safe = builder.select(builder.icmp_signed("<", safe, _ir.Constant(i64, 0)),
-                              _ir.Constant(i64, 0), safe)
-        bits = builder.sub(builder.shl(_ir.Constant(i64, 1), safe), _ir.Constant(i64, 1))
-        bits = builder.select(full, _ir.Constant(i64, -1), bits)
-        return builder.bitcast(builder.trunc(bits, _ir.IntType(lanes)),
-                               _ir.VectorType(_ir.IntType(1), lanes))
-
-    def _masked_store(builder, value, ptr, mask, name):
-        vptr = builder.bitcast(ptr, value.type.as_pointer())
-        fnty = _ir.FunctionType(_ir.VoidType(), [value.type, vptr.type, _I32, mask.type])
-        fn = _cgutils.get_or_insert_function(builder.module, fnty, f"llvm.masked.store.{name}.p0")
-        builder.call(fn, [value, vptr, _ir.Constant(_I32, 1), mask])
+    def _count_mask(context, builder, sig, args, k, lanes):
+        """The mask of the first ``args[k]`` of ``lanes`` lanes."""
+        n = context.cast(builder, args[k], sig.args[k], _types.int64)
+        return _simd_ir.lane_mask(builder, n, lanes)
 
     @_intrinsic
     def _vi_store8n(typingctx, v, a, i, n):
         def codegen(context, builder, sig, args):
             ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
-            mask = _lane_mask(builder, context.cast(builder, args[3], sig.args[3], _types.int64),
-                              16)
-            _masked_store(builder, builder.trunc(args[0], _ir.VectorType(_I8, 16)), ptr, mask,
-                          "v16i8")
+            mask = _count_mask(context, builder, sig, args, 3, 16)
+            _simd_ir.masked_store(builder, builder.trunc(args[0], _ir.VectorType(_I8, 16)), ptr,
+                                  mask, "v16i8")
             return context.get_dummy_value()
         return _types.none(v, a, i, n), codegen
 
@@ -774,9 +653,8 @@ if JIT_ENABLED:
         def codegen(context, builder, sig, args):
             ptr = _address(context, builder, sig.args[1], args[1], sig.args[2], args[2])
             lanes = args[0].type.count
-            mask = _lane_mask(builder, context.cast(builder, args[3], sig.args[3], _types.int64),
-                              lanes)
-            _masked_store(builder, args[0], ptr, mask, f"v{lanes}f32")
+            mask = _count_mask(context, builder, sig, args, 3, lanes)
+            _simd_ir.masked_store(builder, args[0], ptr, mask, f"v{lanes}f32")
             return context.get_dummy_value()
         return _types.none(v, a, i, n), codegen
 
@@ -784,8 +662,7 @@ if JIT_ENABLED:
     def _vb_copy(typingctx, src, s, dst, d, n, f):
         def codegen(context, builder, sig, args):
             vbytes = _ir.VectorType(_I8, 64)
-            mask = _lane_mask(builder, context.cast(builder, args[4], sig.args[4], _types.int64),
-                              64)
+            mask = _count_mask(context, builder, sig, args, 4, 64)
             sptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
             sptr = builder.bitcast(sptr, vbytes.as_pointer())
             fnty = _ir.FunctionType(vbytes, [sptr.type, _I32, mask.type, vbytes])
@@ -797,25 +674,15 @@ if JIT_ENABLED:
                                                         _types.uint8))
             value = builder.xor(value, flip)
             dptr = _address(context, builder, sig.args[2], args[2], sig.args[3], args[3])
-            _masked_store(builder, value, dptr, mask, "v64i8")
+            _simd_ir.masked_store(builder, value, dptr, mask, "v64i8")
             return context.get_dummy_value()
         return _types.none(src, s, dst, d, n, f), codegen
 
     @_intrinsic
     def _vi_pack8(typingctx, a, b, c, d):
         def codegen(context, builder, sig, args):
-            return _pack8_ir(builder, args)
+            return _simd_ir.pack8(builder, args)
         return _vi(_vi, _vi, _vi, _vi), codegen
-
-    def _pack8_ir(builder, vals):
-        """The low bytes of the lanes of 4 vectors, one after the other, as one vector."""
-        b16 = _ir.VectorType(_I8, 16)
-        t = [builder.trunc(v, b16) for v in vals]
-        lanes32 = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32)))
-        lanes64 = _ir.Constant(_ir.VectorType(_I32, 64), list(range(64)))
-        ab = builder.shuffle_vector(t[0], t[1], lanes32)
-        cd = builder.shuffle_vector(t[2], t[3], lanes32)
-        return builder.bitcast(builder.shuffle_vector(ab, cd, lanes64), _VI)
 
     def _store_parts(parts):
         """vi_store2 / vi_store4: the 64 bytes of v in ``parts`` equal pieces, piece k to
@@ -843,43 +710,8 @@ if JIT_ENABLED:
         def codegen(context, builder, sig, args):
             zp_, lo_, hi_ = (context.cast(builder, args[k], sig.args[k], _types.int32)
                              for k in (4, 5, 6))
-            if SIMD_MODE != "avx512vnni":   # clamp in int32, keep the low bytes
-                vals = []
-                for v in args[:4]:
-                    v = builder.add(v, _splat(builder, _VI, zp_))
-                    low, high = _splat(builder, _VI, lo_), _splat(builder, _VI, hi_)
-                    v = builder.select(builder.icmp_signed("<", v, low), low, v)
-                    vals.append(builder.select(builder.icmp_signed(">", v, high), high, v))
-                return _pack8_ir(builder, vals)
-            # in the uint8 domain: an int8 range reaching below 0 moves up by 128, and its
-            # bytes move back by XOR 0x80 at the end (0 <= lo <= hi <= 255 after the move)
-            i16, v16 = _ir.IntType(16), _ir.VectorType(_ir.IntType(16), 32)
-            b64 = _ir.VectorType(_I8, 64)
-            flip = builder.icmp_signed("<", lo_, _ir.Constant(_I32, 0))
-            move = builder.select(flip, _ir.Constant(_I32, 128), _ir.Constant(_I32, 0))
-            zp_, lo_, hi_ = (builder.add(x, move) for x in (zp_, lo_, hi_))
-            fnty = _ir.FunctionType(v16, [_VI, _VI])
-            packssdw = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                       "llvm.x86.avx512.packssdw.512")
-            fnty = _ir.FunctionType(b64, [v16, v16])
-            packuswb = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                       "llvm.x86.avx512.packuswb.512")
-            fnty = _ir.FunctionType(v16, [v16, v16])
-            adds = _cgutils.get_or_insert_function(builder.module, fnty, "llvm.sadd.sat.v32i16")
-            zp16 = _splat(builder, v16, builder.trunc(zp_, i16))
-            ab = builder.call(adds, [builder.call(packssdw, [args[0], args[1]]), zp16])
-            cd = builder.call(adds, [builder.call(packssdw, [args[2], args[3]]), zp16])
-            v = builder.call(packuswb, [ab, cd])   # per 128-bit lane j: 4 lanes of a, b, c, d
-            low = _splat(builder, b64, builder.trunc(lo_, _I8))
-            high = _splat(builder, b64, builder.trunc(hi_, _I8))
-            v = builder.select(builder.icmp_unsigned("<", v, low), low, v)
-            v = builder.select(builder.icmp_unsigned(">", v, high), high, v)
-            v = builder.xor(v, _splat(builder, b64, builder.trunc(
-                builder.select(flip, _ir.Constant(_I32, 0x80), _ir.Constant(_I32, 0)), _I8)))
-            order = _ir.Constant(_ir.VectorType(_I32, 16), [4 * (k % 4) + k // 4
-                                                            for k in range(16)])
-            v = builder.bitcast(v, _VI)
-            return builder.shuffle_vector(v, _ir.Constant(_VI, None), order)
+            return _simd_ir.pack8q(builder, args[:4], zp_, lo_, hi_,
+                                   SIMD_MODE == "avx512vnni")
         return _vi(_vi, _vi, _vi, _vi, zp, lo, hi), codegen
 
     @_intrinsic
