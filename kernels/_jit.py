@@ -547,10 +547,28 @@ if JIT_ENABLED:
         cpad_ = context.cast(builder, cpad, cpadty, _types.intp)
         rows = []
         for k in _QP_ROWS:
+            if k == 3 and _shift_free(qpty):
+                rows.append(None)   # no left shift to load or apply
+                continue
             ptr = _address(context, builder, qpty, qp, _types.intp,
                            builder.add(builder.mul(cpad_, _ir.Constant(i64, k)), c_))
             rows.append(builder.load(builder.bitcast(ptr, _VI.as_pointer()), align=1))
         return rows
+
+    def _shift_free(qpty):
+        """Whether the table is a uint32 view: no channel shifts left (row 3 all zero; see
+        :func:`nnsim.kernels.gemm.shift_free`), so the requantization compiles without the
+        left shift. numba compiles a caller once per table type."""
+        return getattr(qpty, "dtype", None) == _types.uint32
+
+    def _vq_type(free):
+        """The ``vq`` tuple: the rows of _QP_ROWS in registers, without row 3 when ``free``."""
+        return _types.UniTuple(_vi, len(_QP_ROWS) - bool(free))
+
+    def _vq_rows(builder, q, qty):
+        """The rows of a ``vq`` value as _qp_rows gives them (None for a missing row 3)."""
+        rows = [builder.extract_value(q, k) for k in range(qty.count)]
+        return rows if qty.count == len(_QP_ROWS) else rows[:3] + [None] + rows[3:]
 
     def _wide():
         """Whether the requantization compiles to its one-division form (read when an
@@ -589,20 +607,20 @@ if JIT_ENABLED:
             return _simd_ir.mbqm(builder, args[0], rows, _wide())
         return _vi(_vi, qp, c, cpad), codegen
 
-    _vq = _types.UniTuple(_vi, len(_QP_ROWS))
-
     @_intrinsic
     def _vq_load(typingctx, qp, c, cpad):
+        vq = _vq_type(_shift_free(qp))
+
         def codegen(context, builder, sig, args):
             rows = _qp_rows(context, builder, sig.args[0], args[0], sig.args[1], args[1],
                             sig.args[2], args[2])
-            return context.make_tuple(builder, _vq, rows)
-        return _vq(qp, c, cpad), codegen
+            return context.make_tuple(builder, vq, [r for r in rows if r is not None])
+        return vq(qp, c, cpad), codegen
 
     @_intrinsic
     def _vi_requantq(typingctx, acc, q, extra, zp, lo, hi):
         def codegen(context, builder, sig, args):
-            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
+            rows = _vq_rows(builder, args[1], sig.args[1])
             e, zp_, lo_, hi_ = _splats(context, builder, sig, args, 2, 4)
             x = builder.add(builder.add(args[0], rows[0]), e)
             return _simd_ir.requant(builder, x, rows, zp_, lo_, hi_, _wide())
@@ -611,7 +629,7 @@ if JIT_ENABLED:
     @_intrinsic
     def _vi_requantqb(typingctx, acc, q, zp, lo, hi):
         def codegen(context, builder, sig, args):
-            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
+            rows = _vq_rows(builder, args[1], sig.args[1])
             return _simd_ir.requant(builder, args[0], rows,
                                     *_splats(context, builder, sig, args, 2, 3), _wide())
         return _vi(_vi, q, zp, lo, hi), codegen
@@ -619,7 +637,7 @@ if JIT_ENABLED:
     @_intrinsic
     def _vi_requantqr(typingctx, acc, q):
         def codegen(context, builder, sig, args):
-            rows = [builder.extract_value(args[1], k) for k in range(len(_QP_ROWS))]
+            rows = _vq_rows(builder, args[1], sig.args[1])
             return _simd_ir.mbqm(builder, args[0], rows, _wide())
         return _vi(_vi, q), codegen
 

@@ -53,8 +53,10 @@ def requant(builder, x, rows, zp, lo, hi, wide):
 
 
 def mbqm(builder, x, rows, wide, zp=None):
-    """MBQM(x) for x = acc + bias + extra, plus ``zp`` (a vector) if given."""
-    x = builder.shl(x, rows[3])                            # int32 wrap of x << left
+    """MBQM(x) for x = acc + bias + extra, plus ``zp`` (a vector) if given; ``rows[3]`` None
+    for a table without left shifts (no ``vpsllvd``)."""
+    if rows[3] is not None:
+        x = builder.shl(x, rows[3])                        # int32 wrap of x << left
     if wide:
         q = _one_division(builder, x, rows)
         return q if zp is None else builder.add(q, zp)

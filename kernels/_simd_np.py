@@ -39,7 +39,8 @@ def _np_vf_muladd(acc, a, b):
 
 
 def _np_vq_load(qp, c, cpad):
-    return tuple(qp[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7))
+    rows = qp.view(np.int32)   # (a shift-free table is a uint32 view: nnsim.kernels.gemm)
+    return tuple(rows[k * cpad + c:k * cpad + c + 16].astype(np.int64) for k in range(7))
 
 
 def _np_vi_requant(acc, qp, c, cpad, extra, zp, lo, hi):

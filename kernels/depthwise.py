@@ -33,7 +33,7 @@ from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_lo
                                 vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb,
                                 vi_requantqb, vi_requantqr, vi_store4, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
-from nnsim.kernels.gemm import requant_params
+from nnsim.kernels.gemm import requant_params, shift_free
 
 __all__ = ["depthwise_conv_2d", "prepare_depthwise_conv_2d"]
 
@@ -135,7 +135,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         plan.flip = flip
         # int16 weights in the low half of each int32 lane (vi_dpwssd: acc + x * w)
         plan.weights = _pad_channels(wq.astype(np.int32) & 0xFFFF, plan.cpad)
-        plan.qp = requant_params(bias, mults, shifts)
+        plan.qp = shift_free(requant_params(bias, mults, shifts))
         plan.prm = np.array([int(out_zp), int(lo), int(hi), xzp, flip], np.int64)
         # int8 weights only (vpdpbusd's signed bytes; uint8 ones minus their zero point need
         # 9 bits), stride 1 only (an input row widened once serves 3 output rows; with stride

@@ -30,7 +30,7 @@ from nnsim.kernels import threads as _threads
 from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requant,
                                vi_splat, vi_store8, vi_xor)
 from nnsim.kernels.fixed_point import quantize_multiplier
-from nnsim.kernels.gemm import requant_params
+from nnsim.kernels.gemm import requant_params, shift_free
 
 __all__ = ["add", "sub", "mul", "add_sub_params", "mul_params", "prepare_binary"]
 
@@ -137,7 +137,7 @@ class _BinaryPlan:
                 tables = [_uniform_table(*mul_params(s1, s2, so))]
             else:
                 tables = [_uniform_table(m, s) for m, s in add_sub_params(s1, s2, so)]
-            self.tables = np.concatenate(tables)
+            self.tables = shift_free(np.concatenate(tables), len(tables))
             # int8 inputs are read as uint8 + 128 (module doc)
             flip1, flip2 = 128 * (a_dtype == np.int8), 128 * (b_dtype == np.int8)
             self.prm = np.array([op, int(zp1) + flip1, int(zp2) + flip2, int(zpo), int(lo),

@@ -45,22 +45,23 @@ from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params",
-           "compile_micro_kernels"]
+           "shift_free", "compile_micro_kernels"]
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
 # The argument types the integer core passes its micro-kernels (numba's typing of the core:
 # tests/kernels/test_kernels_jit.py checks that a real convolution compiles no other variant),
-# one code per argument: ``u8 i8 i32 i64`` a 1-D C array of that type, ``i`` int64, ``n`` an
-# int32 scalar. Lists in the order the core's compilation asks for them.
-_INT_ARGS = "u8 i64 i i i i i8 i i n i32 i i i32 i i i u8 i i i u8"
-_AVX2_ARGS = "u8 i64 i i i i i8 i i i32 i i i32 i i i u8 i i i"
+# one code per argument: ``u8 i8 i32 u32 i64`` a 1-D C array of that type, ``i`` int64, ``n``
+# an int32 scalar. The requantization table is ``u32``, as :func:`shift_free` makes it for
+# every layer of the shared models. Lists in the order the core's compilation asks for them.
+_INT_ARGS = "u8 i64 i i i i i8 i i n u32 i i i32 i i i u8 i i i u8"
+_AVX2_ARGS = "u8 i64 i i i i i8 i i u32 i i i32 i i i u8 i i i"
 _MICRO_KERNELS = {
     "avx2": [(_gemm_avx2._col_signed, _AVX2_ARGS), (_gemm_avx2._col, _AVX2_ARGS)],
     "other": [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
               (_gemm_int._mk1, _INT_ARGS)],
 }
-_DUMMY = {"u8": np.uint8, "i8": np.int8, "i32": np.int32, "i64": np.int64}
+_DUMMY = {"u8": np.uint8, "i8": np.int8, "i32": np.int32, "u32": np.uint32, "i64": np.int64}
 
 
 def compile_micro_kernels() -> int:
@@ -189,6 +190,18 @@ def requant_params(bias, mults, shifts):
     return aligned_copy(((qp[:, :cpad - 16] + 2**31) % 2**32 - 2**31).astype(np.int32).ravel())
 
 
+def shift_free(qp, tables=1):
+    """``qp`` (:func:`requant_params`, or ``tables`` of them concatenated, all of one size) as
+    a uint32 view when no channel shifts left (every multiplier below 1, as in every layer of
+    the shared models), else itself. The requantization intrinsics compile without the left
+    shift (``vpsllvd``, a no-op for such a table) when they read a uint32 table, and numba
+    compiles the cores that take the table once per table type: most models' layers use the
+    variant without it, and a layer whose multipliers reach 1 compiles (lazily) the other.
+    The bits are the same either way (the JIT-off fallback reads them as int32)."""
+    left = qp.reshape(tables, QP_ROWS, -1)[:, 3]
+    return qp if left.any() else qp.view(np.uint32)
+
+
 # --- plans (everything computed once per layer) -----------------------------------------------
 
 class _Plan:
@@ -308,7 +321,8 @@ class QuantGemmPlan(_Plan):
         direct = self.mode == _DIRECT
         if SIMD_MODE == "avx2" and cx and direct:   # the AVX2 kernels sum x * ws, not xu * ws
             bias = bias + 128 * packed.sums.astype(np.int64)
-        self.qp = requant_params(bias - fill * packed.sums.astype(np.int64), mults, shifts)
+        self.qp = shift_free(requant_params(bias - fill * packed.sums.astype(np.int64), mults,
+                                            shifts))
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)

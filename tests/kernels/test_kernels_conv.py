@@ -431,3 +431,47 @@ def test_filter_cache_reuses_and_invalidates():
     key = id(frozen)
     del frozen
     assert key not in _filters._CACHE                           # entries die with their array
+
+
+@pytest.mark.parametrize("out_scale, free", [(0.5, True), (0.0015, False)])
+def test_tables_without_left_shifts_compute_the_same(out_scale, free):
+    """A layer whose multipliers are all below 1 gets a uint32 requantization table
+    (gemm.shift_free: its cores compile without the left shift), one with multipliers of 1 or
+    more an int32 one (with it); either equals the reference kernels. CONV_2D (1x1 and 3x3),
+    DEPTHWISE_CONV_2D (3x3 stride 1 and 2) and ADD, int8 per-channel."""
+    from nnsim.kernels import elementwise
+    from nnsim.kernels.reference import elementwise as ref_elementwise
+
+    rng = np.random.default_rng(21)
+    x = random_q(rng, np.int8, (1, 9, 11, 40))
+    bias = rng.integers(-20000, 20000, 40).astype(np.int32)
+    # 0.05 * [0.02, 0.06) / out_scale: below 0.006, or from 0.67 to 2 (left shifts 0 and 1)
+    quant = dict(in_scale=0.05, in_zp=-3, w_scales=rng.uniform(0.02, 0.06, 40).tolist(),
+                 out_scale=out_scale, out_zp=4, fuse=0)
+    dtype = np.uint32 if free else np.int32
+    for k in (1, 3):
+        w = random_q(rng, np.int8, (40, k, k, 40))
+        w[w == -128] = -127
+        geo = dict(stride_h=1, stride_w=1, pad_top=k // 2, pad_bottom=k // 2,
+                   pad_left=k // 2, pad_right=k // 2)
+        plan, _ = conv.prepare_conv_2d(x.shape, np.int8, w, bias, **geo, **quant)
+        assert plan.qp.dtype == dtype
+        assert_same(conv.conv_2d(x, w, bias, **geo, **quant),
+                    ref_conv.conv_2d(x, w, bias, **geo, **quant))
+    w = random_q(rng, np.int8, (1, 3, 3, 40))
+    w[w == -128] = -127
+    for stride in (1, 2):
+        geo = dict(depth_multiplier=1, stride_h=stride, stride_w=stride, pad_top=1,
+                   pad_bottom=1, pad_left=1, pad_right=1)
+        plan, _ = depthwise.prepare_depthwise_conv_2d(x.shape, np.int8, w, bias, **geo,
+                                                      **quant)
+        assert plan.qp.dtype == dtype
+        assert_same(depthwise.depthwise_conv_2d(x, w, bias, **geo, **quant),
+                    ref_depthwise.depthwise_conv_2d(x, w, bias, **geo, **quant))
+    # ADD's output multiplier 2 * max(s1, s2) / (2**20 * out_scale): 0.019 or 6.4 (shift 3)
+    y = random_q(rng, np.int8, x.shape)
+    scales = dict(in1_scale=0.01, in1_zp=3, in2_scale=0.005, in2_zp=-9,
+                  out_scale=1e-6 if free else 3e-9, out_zp=1)
+    plan = elementwise.prepare_binary(0, x.shape, y.shape, np.int8, np.int8, **scales)
+    assert plan.tables.dtype == dtype
+    assert_same(elementwise.add(x, y, **scales), ref_elementwise.add(x, y, **scales))
