@@ -12,6 +12,13 @@ same results, bit for bit.
 The loops take 16 channels at a time, outermost, and keep a ring of 3 widened rows of those
 channels (64 bytes per window start: a row of 112 starts is 7 KB, so the ring stays in L1);
 each output row widens the one input row it adds. The input is read in place: no padded copy.
+
+Stride 2 (with AVX-512 VBMI, :data:`nnsim.kernels._jit.VBMI`) uses the same weights and sums,
+but widening there cost what it saved (each output row adds two input rows, each window start
+two pixels). Its ring keeps the input rows compact instead, per group of 16 channels 16 bytes
+per pixel (flipped, padding included), and one ``vpermb`` (``vi_load_t4``) turns the 64 bytes
+of the 4 pixels from a window start into the widened lanes (the fourth pixel meets the zero
+weight byte).
 """
 from __future__ import annotations
 
@@ -19,11 +26,12 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, prange, vi_dpbusd, vi_load, vi_load8, vi_lshr, vi_or,
-                                vi_pack8q, vi_requantqb, vi_requantqr, vi_shl, vi_splat,
-                                vi_store, vi_store4, vi_xor, vq_load)
+from nnsim.kernels._jit import (njit, prange, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
+                                vi_load_t4, vi_lshr, vi_or, vi_pack8q, vi_requantqb,
+                                vi_requantqr, vi_shl, vi_splat, vi_store, vi_store4, vi_xor,
+                                vq_load)
 
-__all__ = ["widened_weights", "ring_bytes"]
+__all__ = ["widened_weights", "ring_bytes", "compact_ring_bytes"]
 
 
 def widened_weights(wq, cpad):
@@ -39,6 +47,13 @@ def widened_weights(wq, cpad):
 def ring_bytes(out_w):
     """Bytes of one ring: 3 widened rows of ``out_w`` window starts (+ one vector of slack)."""
     return 3 * 64 * (out_w + 1)
+
+
+def compact_ring_bytes(out_w, cout):
+    """Bytes of one stride-2 ring: 64 bytes of padding values, then 3 slots of compact rows,
+    one per group of 16 channels, of ``2 * out_w + 2`` pixels (window start 2 * ox reads
+    pixels 2 * ox .. 2 * ox + 3): 33 KB for MobileNet v2's 112x112x96 input."""
+    return 64 + 3 * -(-cout // 16) * 16 * (2 * out_w + 2)
 
 
 @njit(_nrt=False)
@@ -131,3 +146,95 @@ def _dw_widened_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
     return out
 
 
+
+
+
+@njit(_nrt=False)
+def _compact(xb, base, iy, h, w, pl, cout, c_lo, c_hi, flip, ring, d, npx, rl):
+    """Ring row at ``ring[d]``: input row ``iy`` (of the image whose first byte is ``xb[base]``)
+    as compact rows ``rl`` bytes apart, one per group of 16 channels from ``c_lo`` to ``c_hi``:
+    ``npx`` pixels of 16 bytes from column ``-pl``, the channels XOR ``flip``, or the padding
+    bytes ``ring[0:16]`` outside the image. Each pixel's channels are read in turn (the input
+    row once, in order)."""
+    inside = 0 <= iy < h
+    start = min(pl, npx) if inside else npx   # pixels start:stop are the image's
+    stop = min(pl + w, npx) if inside else npx
+    row = base + (iy * w - pl) * cout
+    for c in range(c_lo, c_hi, 16):
+        g = d + (c - c_lo) // 16 * rl
+        for px in range(start):
+            vb_copy16(ring, 0, ring, g + 16 * px, 0)
+        for px in range(stop, npx):
+            vb_copy16(ring, 0, ring, g + 16 * px, 0)
+    last = c_lo + (c_hi - c_lo) // 16 * 16   # from here, a group of fewer than 16 channels
+    for px in range(start, stop):
+        s, g = row + px * cout, d + 16 * px
+        for c in range(c_lo, last, 16):
+            vb_copy16(xb, s + c, ring, g + (c - c_lo) // 16 * rl, flip)
+        if last < c_hi:   # (nothing past the input's end is read)
+            vb_copy(xb, s + last, ring, g + (last - c_lo) // 16 * rl, c_hi - last, flip)
+
+
+@njit(_nrt=False)
+def _window_t4(ring, r0, r1, r2, i, bias, w0, w1, w2):
+    """:func:`_window` from compact rows: the widened lanes of each row by one vi_load_t4."""
+    a = vi_dpbusd(bias, vi_load_t4(ring, r0 + i), w0)
+    a = vi_dpbusd(a, vi_load_t4(ring, r1 + i), w1)
+    return vi_dpbusd(a, vi_load_t4(ring, r2 + i), w2)
+
+
+@njit
+def _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo, c_hi):
+    """:func:`_dw_widened_part` for stride 2, with the ring of :func:`compact_ring_bytes`:
+    output rows outermost (an input row is compacted for all the part's channels at once, the
+    input read once; channel groups outermost would read it once per group, 4x the output)."""
+    h, w, pt, pl = dims[0], dims[1], dims[2], dims[3]
+    zp, lo, hi, xzp, flip = prm[0], prm[1], prm[2], prm[3], prm[4]
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
+    npx = 2 * out_w + 2
+    rl = 16 * npx
+    span = (c_hi - c_lo + 15) // 16 * rl   # one slot: the compact rows of every group
+    for k in range(64):
+        ring[k] = xzp
+    for r in range(r_lo, r_hi):
+        b, oy = r // out_h, r % out_h
+        base = b * h * w * cout
+        iy = 2 * oy - pt   # the window's rows iy..iy + 2: input row iy + k in slot
+        # (2 * oy + k) % 3 (row iy + 2 stays for the next output row as its row 0)
+        s0, s1, s2 = (64 + (2 * oy) % 3 * span, 64 + (2 * oy + 1) % 3 * span,
+                      64 + (2 * oy + 2) % 3 * span)
+        if r == r_lo or oy == 0:
+            _compact(xb, base, iy, h, w, pl, cout, c_lo, c_hi, flip, ring, s0, npx, rl)
+        _compact(xb, base, iy + 1, h, w, pl, cout, c_lo, c_hi, flip, ring, s1, npx, rl)
+        _compact(xb, base, iy + 2, h, w, pl, cout, c_lo, c_hi, flip, ring, s2, npx, rl)
+        o0 = r * out_w * cout
+        for c in range(c_lo, c_hi, 16):
+            count = min(16, cout - c)
+            w0, w1, w2 = vi_load(w3, c), vi_load(w3, cpad + c), vi_load(w3, 2 * cpad + c)
+            q = vq_load(qp, c, cpad)
+            bias = vi_load(qp, c)
+            g = (c - c_lo) // 16 * rl
+            r0, r1, r2 = s0 + g, s1 + g, s2 + g
+            ox = 0
+            if count == 16:   # 4 window starts per packed vector, stored in 4 pieces
+                while ox + 4 <= out_w:
+                    v0 = _window_t4(ring, r0, r1, r2, 32 * ox, bias, w0, w1, w2)
+                    v1 = _window_t4(ring, r0, r1, r2, 32 * ox + 32, bias, w0, w1, w2)
+                    v2 = _window_t4(ring, r0, r1, r2, 32 * ox + 64, bias, w0, w1, w2)
+                    v3 = _window_t4(ring, r0, r1, r2, 32 * ox + 96, bias, w0, w1, w2)
+                    vi_store4(vi_pack8q(vi_requantqr(v0, q), vi_requantqr(v1, q),
+                                        vi_requantqr(v2, q), vi_requantqr(v3, q), zp, lo, hi),
+                              out, o0 + ox * cout + c, cout)
+                    ox += 4
+            for ox in range(ox, out_w):
+                v = _window_t4(ring, r0, r1, r2, 32 * ox, bias, w0, w1, w2)
+                _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout + c, count)
+
+
+@njit(parallel=True)
+def _dw_s2_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
+    """:func:`_dw_s2_part` in parts, as :func:`_dw_widened_par`."""
+    for t in prange(parts.shape[0]):
+        _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
+                    parts[t, 1], parts[t, 2], parts[t, 3])
+    return out

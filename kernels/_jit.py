@@ -51,6 +51,7 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_shl", "vi_lshr", "vi_requant", "vq_load",
+           "vi_load_t4", "vb_copy16",
            "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store4", "vb_copy",
@@ -143,6 +144,10 @@ if FMA:   # the cached cores were compiled without it: compile afresh, as forced
 #: True when byte-masked loads and stores (:func:`vb_copy`) compile to single instructions;
 #: cores copy the tails of runs byte by byte otherwise.
 MASKED_BYTES: bool = SIMD_MODE == "avx512vnni"
+
+#: True when :func:`vi_load_t4` compiles to one ``vpermb`` (AVX-512 VBMI with VNNI: Ice Lake,
+#: Sapphire Rapids, Zen 4; not Cascade Lake).
+VBMI: bool = SIMD_MODE == "avx512vnni" and "+avx512vbmi" in _target_features()
 
 #: Rows of a requantization table (:func:`nnsim.kernels.gemm.requant_params`).
 QP_ROWS = 13
@@ -311,6 +316,9 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vi_splat(v) / vf_bcast(a, i)     every lane = int32 v / float32 a[i]
 #   vi_load(a, i) / vf_load(a, i)    the 64 bytes from &a[i] (any dtype) / 16 floats from a[i]
 #   vi_bcast4(a, i)                  every lane = the 4 bytes at &a[i] (as an int32)
+#   vi_load_t4(a, i)                 the 64 bytes at &a[i] as 4 rows of 16 bytes transposed:
+#                                    lane j = bytes a[i + j], a[i + 16 + j], a[i + 32 + j],
+#                                    a[i + 48 + j] (low to high; a: a byte array)
 #   vi_load8(a, i)                   the 16 bytes a[i:i + 16] as int32 lanes, sign-extended for
 #                                    an int8 array, zero-extended for a uint8 one
 #   vi_dpbusd(acc, u, s)             acc + sum of 4 products uint8(u) * int8(s) per lane
@@ -369,6 +377,7 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
 #                                    byte f (masked: nothing else is read or written; byte
 #                                    masks are cheap with AVX-512 only, see MASKED_BYTES)
+#   vb_copy16(src, s, dst, d, f)     vb_copy of 16 bytes, as one plain 16-byte load and store
 
 
 if JIT_ENABLED:
@@ -756,6 +765,26 @@ if JIT_ENABLED:
             raw = builder.load(builder.bitcast(ptr, vbytes.as_pointer()), align=1)
             return (builder.sext if signed else builder.zext)(raw, _VI)
         return _vi(a, i), codegen
+
+    @_intrinsic
+    def vb_copy16(typingctx, src, s, dst, d, f):
+        def codegen(context, builder, sig, args):
+            vbytes = _ir.VectorType(_I8, 16)
+            sptr, dptr = (builder.bitcast(_address(context, builder, sig.args[k], args[k],
+                                                   sig.args[k + 1], args[k + 1]),
+                                          vbytes.as_pointer()) for k in (0, 2))
+            flip = _splat(builder, vbytes, context.cast(builder, args[4], sig.args[4],
+                                                        _types.uint8))
+            builder.store(builder.xor(builder.load(sptr, align=1), flip), dptr, align=1)
+            return context.get_dummy_value()
+        return _types.none(src, s, dst, d, f), codegen
+
+    @_intrinsic
+    def vi_load_t4(typingctx, a, i):
+        def codegen(context, builder, sig, args):
+            return _simd_ir.load_t4(builder, _address(context, builder, sig.args[0], args[0],
+                                                      sig.args[1], args[1]))
+        return _vi(a, i), codegen
     vi_requant, vi_store8, vf_clamp, vi_pack8 = _vi_requant, _vi_store8, _vf_clamp, _vi_pack8
     vq_load, vi_requantq = _vq_load, _vi_requantq
     vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
@@ -792,7 +821,9 @@ else:
     vi_requantqr = SIMD_OPS["vi_requantqr"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]
-    vi_load8, vi_mul = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"]
+    vi_load8, vi_mul, vi_load_t4 = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"], \
+        SIMD_OPS["vi_load_t4"]
+    vb_copy16 = SIMD_OPS["vb_copy16"]
     vi_or, vi_shl, vi_lshr = SIMD_OPS["vi_or"], SIMD_OPS["vi_shl"], SIMD_OPS["vi_lshr"]
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = SIMD_OPS["vd_zero"], SIMD_OPS["vd_dpbusd"], \
         SIMD_OPS["vd_dpbssd"], SIMD_OPS["vd_sum"]

@@ -1,6 +1,7 @@
 """LLVM IR behind the vector operations of :mod:`nnsim.kernels._jit`: the requantization
 (``vi_requant`` and its variants), byte packing (``vi_pack8``, ``vi_pack8q``), pair sums and
-``vpmaddwd`` products of the dot products, lane masks and masked stores. Functions of an
+``vpmaddwd`` products of the dot products, lane masks and masked stores, the transposing
+load (``vi_load_t4``). Functions of an
 llvmlite ``IRBuilder`` and vectors, with no numba in them: ``_jit`` (the one module that
 imports numba) wraps them as intrinsics and lists their contracts ("SIMD vectors"); the
 requantization table is :func:`nnsim.kernels.gemm.requant_params`.
@@ -210,3 +211,11 @@ def masked_store(builder, value, ptr, mask, name):
                   ir.FunctionType(ir.VoidType(), [value.type, vptr.type, I32, mask.type]),
                   f"llvm.masked.store.{name}.p0")
     builder.call(fn, [value, vptr, ir.Constant(I32, 1), mask])
+
+
+def load_t4(builder, ptr):
+    """The 64 bytes at ``ptr`` as 4 rows of 16, transposed: byte 4j + k of the result is byte
+    16k + j (one ``vpermb`` with AVX-512 VBMI; a longer shuffle sequence without it)."""
+    raw = builder.load(builder.bitcast(ptr, _B64.as_pointer()), align=1)
+    order = _lanes([16 * (n % 4) + n // 4 for n in range(64)])
+    return builder.bitcast(builder.shuffle_vector(raw, ir.Constant(_B64, None), order), VI)

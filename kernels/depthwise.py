@@ -14,8 +14,9 @@ exactly), so int8 and uint8 layers run one compiled core; float padding holds
 0.0 and taps are summed one at a time from 0.0 in (ky, kx) order, then the bias is added
 (TFLite's order; a 0.0 tap adds nothing to a sum that starts at +0.0).
 
-With AVX-512 VNNI, 3x3 stride-1 undilated layers with int8 weights (w_zp = 0) run
-:mod:`nnsim.kernels._dw_widened` instead: one ``vpdpbusd`` per window row, the same sums.
+With AVX-512 VNNI, 3x3 stride-1 undilated layers with int8 weights (w_zp = 0), and stride-2
+ones with AVX-512 VBMI too, run :mod:`nnsim.kernels._dw_widened` instead: one ``vpdpbusd``
+per window row, the same sums.
 """
 
 from __future__ import annotations
@@ -26,12 +27,14 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._dw_widened import (_dw_widened_par, _dw_widened_part, ring_bytes,
+from nnsim.kernels._dw_widened import (_dw_s2_par, _dw_s2_part, _dw_widened_par,
+                                       _dw_widened_part, compact_ring_bytes, ring_bytes,
                                        widened_weights)
-from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_clamp, vf_load, vf_muladd,
-                                vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
-                                vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb,
-                                vi_requantqb, vi_requantqr, vi_store4, vi_zero, vq_load)
+from nnsim.kernels._jit import (SIMD_MODE, VBMI, njit, prange, vf_add, vf_clamp, vf_load,
+                                vf_muladd, vf_store, vf_storen, vf_zero, vh_load, vh_store,
+                                vh_zero, vi_add, vi_dpwssd, vi_load, vi_load8, vi_pack8q,
+                                vi_requantb, vi_requantqb, vi_requantqr, vi_store4, vi_zero,
+                                vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -138,13 +141,16 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
         plan.qp = shift_free(requant_params(bias, mults, shifts))
         plan.prm = np.array([int(out_zp), int(lo), int(hi), xzp, flip], np.int64)
         # int8 weights only (vpdpbusd's signed bytes; uint8 ones minus their zero point need
-        # 9 bits), stride 1 only (an input row widened once serves 3 output rows; with stride
-        # 2, 1.5, and widening cost what it saved)
+        # 9 bits); stride 1 widens each input row once for 3 output rows, stride 2 (1.5 output
+        # rows per input row: widening cost what it saved) needs vpermb (_dw_widened doc)
+        geometry = (kh, kw, stride_h, stride_w, dilation_h, dilation_w)
+        plan.stride2 = VBMI and geometry == (3, 3, 2, 2, 1, 1)
         if (SIMD_MODE == "avx512vnni" and w.dtype == np.int8 and int(w_zp) == 0 and m == 1
-                and (kh, kw, stride_h, stride_w, dilation_h, dilation_w) == (3, 3, 1, 1, 1, 1)):
+                and (geometry == (3, 3, 1, 1, 1, 1) or plan.stride2)):
+            ring = compact_ring_bytes(ow, cout) if plan.stride2 else ring_bytes(ow)
             plan.widened = (widened_weights(wq, plan.cpad),
                             np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
-                            cm.aligned_zeros(ring_bytes(ow), np.uint8))
+                            cm.aligned_zeros(ring, np.uint8))
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -195,6 +201,7 @@ class _Plan:
         self.slots = np.zeros(span, np.int64)
         self.rows = np.zeros(int(geo[0]), np.int64)
         self.widened = None   # (weights, dims, ring) of nnsim.kernels._dw_widened, or None
+        self.stride2 = False   # widened with the stride-2 core (compact rows)
         self._split = {}   # thread count -> see _parallel
 
     def run(self, x, out):
@@ -212,9 +219,11 @@ class _Plan:
             batches, out_h, _, cout = self.out_shape
             args = (x.view(np.uint8).reshape(-1), dims, w3, self.qp, self.prm,
                     out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
+            part, par = ((_dw_s2_part, _dw_s2_par) if self.stride2 else
+                         (_dw_widened_part, _dw_widened_par))
             if split is None:
-                return partial(_dw_widened_part, *args, ring, 0, batches * out_h, 0, cout)
-            return partial(_dw_widened_par, *args, split[4], split[0])
+                return partial(part, *args, ring, 0, batches * out_h, 0, cout)
+            return partial(par, *args, split[4], split[0])
         srcs = self.src if split is None else split[1]
         # rows are copied as bytes: one compiled _window_rows serves every dtype
         common = (srcs, srcs.view(np.uint8), self.ring, self.dims, self.geo)

@@ -28,7 +28,7 @@ import numpy as np
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requant,
-                               vi_splat, vi_store8, vi_xor)
+                               vi_shl, vi_splat, vi_store8, vi_xor)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -233,9 +233,10 @@ def _quant16(a, b, i, tables, prm, out, o):
         r = vi_requant(vi_mul(va, vb), tables, 0, 16, 0, zpo, lo, hi)
     else:
         # MBQM((x - zp) << 20, M, S) per input, then MBQM(a +/- b, Mo, So) + zp_out
-        scale = vi_splat(1 << 20)
-        ra = vi_requant(vi_mul(va, scale), tables, 0, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
-        rb = vi_requant(vi_mul(vb, scale), tables, _TABLE, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
+        # (a shift, not a multiply by 2**20: vpmulld is two uops on port 0; |x - zp| <= 255)
+        left = vi_splat(20)
+        ra = vi_requant(vi_shl(va, left), tables, 0, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
+        rb = vi_requant(vi_shl(vb, left), tables, _TABLE, 16, 0, 0, -(1 << 31), (1 << 31) - 1)
         if op == _SUB:
             rb = vi_mul(rb, vi_splat(-1))
         r = vi_requant(vi_add(ra, rb), tables, 2 * _TABLE, 16, 0, zpo, lo, hi)

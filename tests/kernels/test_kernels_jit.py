@@ -149,9 +149,12 @@ for dt in (np.int8, np.uint8):
     elementwise.add(x, x[::-1].copy(), in1_scale=0.1, in1_zp=3, in2_scale=0.2, in2_zp=-1,
                     out_scale=0.3, out_zp=2)
     w = rng.integers(-127, 128, (1, 3, 3, 16)).astype(np.int8)
-    for s in (1, 2):   # stride 1: the widened core on AVX-512 VNNI
+    # stride 1: the widened core on AVX-512 VNNI, stride 2: its stride-2 one with VBMI too,
+    # dilated: the ring core
+    for s, d in ((1, 1), (2, 1), (1, 2)):
         depthwise.depthwise_conv_2d(x, w, None, depth_multiplier=1, stride_h=s, stride_w=s,
-                                    pad_top=1, pad_bottom=1, pad_left=1, pad_right=1, **q)
+                                    dilation_h=d, dilation_w=d, pad_top=1, pad_bottom=1,
+                                    pad_left=1, pad_right=1, **q)
     w = rng.integers(-127, 128, (8, 3, 3, 16)).astype(np.int8)
     conv.conv_2d(x, w, None, stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1,
                  pad_right=1, **q)
@@ -163,7 +166,8 @@ depthwise.depthwise_conv_2d(xf, rng.standard_normal((1, 3, 3, 16)).astype(np.flo
                             pad_bottom=1, pad_left=1, pad_right=1)
 print(len(elementwise._quant_core.signatures), len(depthwise._dw_quant_part.signatures),
       len(depthwise._window_rows.signatures), len(_gemm_common._fill_padded.signatures),
-      len(_dw_widened._dw_widened_part.signatures), int(depthwise.SIMD_MODE == "avx512vnni"))
+      len(_dw_widened._dw_widened_part.signatures), int(depthwise.SIMD_MODE == "avx512vnni"),
+      len(_dw_widened._dw_s2_part.signatures), int(depthwise.VBMI))
 """
 
 
@@ -177,9 +181,10 @@ def test_byte_cores_compile_once_for_int8_and_uint8(tmp_path):
     out = subprocess.run([sys.executable, "-c", _SHARED_CORES], capture_output=True, text=True,
                          timeout=600, env=env)
     assert out.returncode == 0, out.stderr
-    add, dw, rows, fill, widened, vnni = (int(n) for n in out.stdout.split())
+    add, dw, rows, fill, widened, vnni, stride2, vbmi = (int(n) for n in out.stdout.split())
     assert (add, dw, fill) == (1, 1, 1)
     assert widened == vnni   # (the widened depthwise core, for int8 and uint8 input alike)
+    assert stride2 == vbmi
     # the row copy of the quantized and the float depthwise cores (element sizes 1 and 4)
     assert rows == 1
 
@@ -334,6 +339,26 @@ def test_store_parts_write_pieces_at_stride(parts):
     for k in range(parts):
         want[5 + 70 * k:5 + 70 * k + size] = v[k * size:(k + 1) * size]
     np.testing.assert_array_equal(out, want)
+
+
+def test_load_t4_transposes_and_copy16_flips():
+    """vi_load_t4: lane j of the result holds bytes j, 16 + j, 32 + j, 48 + j of the 64 at
+    &a[i] (low to high); vb_copy16 copies 16 bytes XOR f and nothing else. Compiled (vpermb
+    with VBMI, a shuffle sequence without) or as numpy with the JIT off."""
+    src = ((np.arange(100) * 37 + 11) % 256).astype(np.uint8)
+
+    @_jit.njit(cache=False)
+    def run(src, out, copy):
+        _jit.vi_store(_jit.vi_load_t4(src, 7), out, 0)
+        _jit.vb_copy16(src, 3, copy, 5, 0x80)
+        return out, copy
+
+    out, copy = run(src, np.zeros(16, np.int32), np.zeros(32, np.uint8))
+    want = src[7:71].reshape(4, 16).T.reshape(-1)
+    np.testing.assert_array_equal(out.view(np.uint8), want)
+    expected = np.zeros(32, np.uint8)
+    expected[5:21] = src[3:19] ^ 0x80
+    np.testing.assert_array_equal(copy, expected)
 
 
 def test_or_and_shifts_lane_wise():
