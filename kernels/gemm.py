@@ -41,6 +41,7 @@ from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
 from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
+from nnsim.kernels._gemv import _float_gemv, _float_gemv_par, _quant_gemv, _quant_gemv_par
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
@@ -258,6 +259,9 @@ class _Plan:
         self.rb = np.zeros(_BLOCK + 2 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
+        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv
+        self.gemv = (SIMD_MODE == "avx512vnni" and self.mode == _DIRECT
+                     and self.out_shape[:3] == (1, 1, 1))
 
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
@@ -337,6 +341,13 @@ class QuantGemmPlan(_Plan):
         """A function of no arguments computing ``out`` from the current contents of ``x``
         (both arrays fixed: an interpreter's tensor buffers), with every view made once."""
         xb = x.view(np.uint8)
+        if self.gemv:
+            args = (xb.reshape(-1), self.geo, self.prm, self.wp, self.qp,
+                    out.view(np.uint8).reshape(-1))
+            split = self._parallel((self.rb, self.sx))
+            if split is None:
+                return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
+            return partial(_quant_gemv_par, *args, *split[1], split[0])
         args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         core, split = _quant_conv_part, self._parallel((self.cols, self.rb, self.sx))
@@ -373,6 +384,12 @@ class FloatGemmPlan(_Plan):
 
     def bind(self, x, out):
         """As :meth:`QuantGemmPlan.bind`."""
+        if self.gemv:
+            args = (x.reshape(-1), self.geo, self.wp, self.bias, self.clamp, out.reshape(-1))
+            split = self._parallel(())
+            if split is None:
+                return partial(_float_gemv, *args, 0, self.cout)
+            return partial(_float_gemv_par, *args, split[0])
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         core, split = _float_conv_part, self._parallel((self.cols, self.rb))

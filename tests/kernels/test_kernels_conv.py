@@ -475,3 +475,47 @@ def test_tables_without_left_shifts_compute_the_same(out_scale, free):
     plan = elementwise.prepare_binary(0, x.shape, y.shape, np.int8, np.int8, **scales)
     assert plan.tables.dtype == dtype
     assert_same(elementwise.add(x, y, **scales), ref_elementwise.add(x, y, **scales))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float32])
+def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch):
+    """A 1x1 CONV_2D of one pixel (a classifier: on AVX-512, the matrix-vector loops of
+    kernels/_gemv.py): quantized results equal the reference kernel, float ones the 4-pixel
+    micro-kernels bit for bit (the same order of sums), with 1-3 threads; channel counts
+    around the 64- and 128-channel tiles, K not a multiple of 64, uint8 weights with a zero
+    point (the sum of the inputs term)."""
+    from nnsim.kernels import threads
+    from nnsim.kernels._jit import SIMD_MODE
+
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(33)
+    for k, n in ((4, 15), (68, 129), (256, 250), (1280, 1001)):
+        g = dict(stride_h=1, stride_w=1, pad_top=0, pad_bottom=0, pad_left=0, pad_right=0,
+                 fuse=int(rng.integers(0, 4)))
+        if dtype == np.float32:
+            x = rng.standard_normal((1, 1, 1, k)).astype(np.float32)
+            w = rng.standard_normal((n, 1, 1, k)).astype(np.float32)
+            bias, q = rng.standard_normal(n).astype(np.float32), {}
+        else:
+            x = random_q(rng, dtype, (1, 1, 1, k))
+            w = random_q(rng, dtype, (n, 1, 1, k))
+            if dtype == np.int8:
+                w[w == -128] = -127
+            bias = rng.integers(-20000, 20000, n).astype(np.int32)
+            q = dict(in_scale=0.02, in_zp=int(x.min()) + 3, out_scale=0.7, out_zp=7,
+                     w_scales=rng.uniform(0.001, 0.01, n) if dtype == np.int8 else [0.004],
+                     w_zp=0 if dtype == np.int8 else 131)
+        plan, out_shape = conv.prepare_conv_2d(x.shape, dtype, w, bias, **g, **q)
+        assert plan.gemv == (SIMD_MODE == "avx512vnni")
+        if dtype == np.float32:
+            plan.gemv = False
+            want = np.zeros(out_shape, np.float32)
+            plan.bind(x, want)()
+            plan.gemv = SIMD_MODE == "avx512vnni"
+        else:
+            want = ref_conv.conv_2d(x, w, bias, **g, **q)
+        for threads_ in (1, 2, 3):
+            out = np.zeros(out_shape, want.dtype)
+            with threads.num_threads(threads_):
+                plan.bind(x, out)()
+            np.testing.assert_array_equal(out, want)

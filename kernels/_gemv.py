@@ -1,0 +1,145 @@
+"""CONV_2D of a single output pixel with a 1x1 filter (MobileNet's classifier, 1x1x1024 or
+1280 -> 1001: a matrix-vector product) on AVX-512: the sums of :mod:`nnsim.kernels.gemm`'s
+micro-kernels, one pixel at a time.
+
+The 4-pixel micro-kernels would compute three unused pixels here, with one chain of
+multiply-adds per 16 channels. These loops take two 64-channel tiles (8 chains) per pass over
+the taps; the weights (1.3 MB for MobileNet v2, mostly not in cache) stream by once. Integer
+sums are exact, so the result is the same; float sums keep TFLite's order (each output's taps
+one at a time in k order from 0.0, then the bias).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnsim.kernels._gemm_common import _TILE, _store8
+from nnsim.kernels._gemm_float import _emit_f
+from nnsim.kernels._gemm_int import _row_sums
+from nnsim.kernels._jit import (njit, prange, vf_bcast, vf_load, vf_muladd, vf_zero, vi_add,
+                                vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb,
+                                vi_requantr, vi_splat, vi_store, vi_xor)
+
+
+@njit(parallel=True)
+def _quant_gemv_par(x, geo, prm, wp, qp, out, rb, sx, parts):
+    """:func:`_quant_gemv` in parts run by numba's threads: part ``t`` computes channels
+    ``parts[t, 2:4]`` (multiples of 64, or the end) with its own ``rb[t]``, ``sx[t]``."""
+    for t in prange(parts.shape[0]):
+        _quant_gemv(x, geo, prm, wp, qp, out, rb[t], sx[t], parts[t, 2], parts[t, 3])
+    return out
+
+
+@njit
+def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
+    """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) quantized plan
+    (``prm`` as :func:`nnsim.kernels._gemm_int._quant_conv_part` reads it; ``out`` its bytes)."""
+    rowcoef, kfill, zp, lo, hi = prm[1], prm[2], prm[3], prm[4], prm[5]
+    cpad, xflip = prm[6], prm[7]
+    groups = geo[10] * geo[11] // 4
+    cout = out.size
+    extra = 0
+    if rowcoef != 0:   # uint8 weights: minus w_zp times the sum of the inputs
+        rb[0] = 0
+        _row_sums(x, rb, 1, geo[10], geo[11], geo[12], sx, xflip)
+        extra = np.int32(rowcoef * (sx[0] - kfill))
+    e = vi_splat(extra)
+    m = vi_splat(np.int32(-2139062144) if xflip else np.int32(0))   # int8 -> uint8 + 128
+    c = c_lo
+    while c < c_hi:
+        if c + 2 * _TILE <= c_hi:   # two whole tiles: 8 chains
+            _pair(x, groups, wp, (c // _TILE) * groups * 256, qp, c, cpad, e, m, zp, lo, hi,
+                  out)
+            c += 2 * _TILE
+        else:   # one tile, column by column (16 channels per chain)
+            ncol = min(4, (cout - c + 15) // 16)
+            for col in range(ncol):
+                a = vi_add(vi_load(qp, c + 16 * col), e)
+                p = (c // _TILE) * groups * 256 + 64 * col
+                for g in range(groups):
+                    a = vi_dpbusd(a, vi_xor(vi_bcast4(x, 4 * g), m), vi_load(wp, p))
+                    p += 64 * ncol
+                _store8(vi_requantb(a, qp, c + 16 * col, cpad, zp, lo, hi), out, c + 16 * col,
+                        cout - c - 16 * col)
+            c += _TILE
+
+
+@njit(_nrt=False)
+def _pair(x, groups, wp, p, qp, c, cpad, e, m, zp, lo, hi, out):
+    """Channels c..c + 128 (two whole tiles, weights from ``wp[p]``)."""
+    a0, a1 = vi_add(vi_load(qp, c), e), vi_add(vi_load(qp, c + 16), e)
+    a2, a3 = vi_add(vi_load(qp, c + 32), e), vi_add(vi_load(qp, c + 48), e)
+    a4, a5 = vi_add(vi_load(qp, c + 64), e), vi_add(vi_load(qp, c + 80), e)
+    a6, a7 = vi_add(vi_load(qp, c + 96), e), vi_add(vi_load(qp, c + 112), e)
+    q = p + groups * 256
+    for g in range(groups):
+        b = vi_xor(vi_bcast4(x, 4 * g), m)
+        a0, a1 = vi_dpbusd(a0, b, vi_load(wp, p)), vi_dpbusd(a1, b, vi_load(wp, p + 64))
+        a2, a3 = vi_dpbusd(a2, b, vi_load(wp, p + 128)), vi_dpbusd(a3, b, vi_load(wp, p + 192))
+        a4, a5 = vi_dpbusd(a4, b, vi_load(wp, q)), vi_dpbusd(a5, b, vi_load(wp, q + 64))
+        a6, a7 = vi_dpbusd(a6, b, vi_load(wp, q + 128)), vi_dpbusd(a7, b, vi_load(wp, q + 192))
+        p += 256
+        q += 256
+    vi_store(vi_pack8q(vi_requantr(a0, qp, c, cpad), vi_requantr(a1, qp, c + 16, cpad),
+                       vi_requantr(a2, qp, c + 32, cpad), vi_requantr(a3, qp, c + 48, cpad),
+                       zp, lo, hi), out, c)
+    vi_store(vi_pack8q(vi_requantr(a4, qp, c + 64, cpad), vi_requantr(a5, qp, c + 80, cpad),
+                       vi_requantr(a6, qp, c + 96, cpad), vi_requantr(a7, qp, c + 112, cpad),
+                       zp, lo, hi), out, c + 64)
+
+
+@njit(parallel=True)
+def _float_gemv_par(x, geo, wp, bias, clamp, out, parts):
+    """:func:`_float_gemv` in parts (channels ``parts[t, 2:4]``) run by numba's threads."""
+    for t in prange(parts.shape[0]):
+        _float_gemv(x, geo, wp, bias, clamp, out, parts[t, 2], parts[t, 3])
+    return out
+
+
+@njit
+def _float_gemv(x, geo, wp, bias, clamp, out, c_lo, c_hi):
+    """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) float plan."""
+    k = geo[10] * geo[11]
+    lo, hi = clamp[0], clamp[1]
+    cout = out.size
+    scratch = np.empty(16, np.float32)
+    c = c_lo
+    while c < c_hi:
+        if c + 2 * _TILE <= c_hi:   # two whole tiles: 8 chains
+            _fpair(x, k, wp, c * k, bias, c, lo, hi, out, scratch)
+            c += 2 * _TILE
+        else:
+            ncol = min(4, (cout - c + 15) // 16)
+            for col in range(ncol):
+                a = vf_zero()
+                p = c * k + 16 * col
+                for t in range(k):
+                    a = vf_muladd(a, vf_bcast(x, t), vf_load(wp, p))
+                    p += 16 * ncol
+                _emit_f(a, bias, c + 16 * col, lo, hi, out, c + 16 * col,
+                        cout - c - 16 * col, scratch)
+            c += _TILE
+
+
+@njit(_nrt=False)
+def _fpair(x, k, wp, p, bias, c, lo, hi, out, scratch):
+    """Channels c..c + 128 (two whole tiles, weights from ``wp[p]``), float."""
+    a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+    a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
+    q = p + k * _TILE
+    for t in range(k):
+        b = vf_bcast(x, t)
+        a0, a1 = vf_muladd(a0, b, vf_load(wp, p)), vf_muladd(a1, b, vf_load(wp, p + 16))
+        a2, a3 = vf_muladd(a2, b, vf_load(wp, p + 32)), vf_muladd(a3, b, vf_load(wp, p + 48))
+        a4, a5 = vf_muladd(a4, b, vf_load(wp, q)), vf_muladd(a5, b, vf_load(wp, q + 16))
+        a6, a7 = vf_muladd(a6, b, vf_load(wp, q + 32)), vf_muladd(a7, b, vf_load(wp, q + 48))
+        p += _TILE
+        q += _TILE
+    _emit_f(a0, bias, c, lo, hi, out, c, 16, scratch)
+    _emit_f(a1, bias, c + 16, lo, hi, out, c + 16, 16, scratch)
+    _emit_f(a2, bias, c + 32, lo, hi, out, c + 32, 16, scratch)
+    _emit_f(a3, bias, c + 48, lo, hi, out, c + 48, 16, scratch)
+    _emit_f(a4, bias, c + 64, lo, hi, out, c + 64, 16, scratch)
+    _emit_f(a5, bias, c + 80, lo, hi, out, c + 80, 16, scratch)
+    _emit_f(a6, bias, c + 96, lo, hi, out, c + 96, 16, scratch)
+    _emit_f(a7, bias, c + 112, lo, hi, out, c + 112, 16, scratch)
