@@ -95,12 +95,15 @@ def rows_or_channels(by_rows: list, by_channels: list, cost) -> list:
 
 def per_part(parts: int, template: np.ndarray, copy: bool = False) -> np.ndarray:
     """``parts`` copies of the 1-D ``template`` (zeroed, or with ``copy`` its contents) as the
-    rows of one 64-byte aligned array, each row padded to a multiple of 128 bytes so that no
-    two parts write the same cache line (false sharing would make the threads' small per-row
-    bookkeeping stores bounce between cores) and every row starts on a cache line (vector
-    loads of whole lines are not split; :data:`nnsim.kernels._common.ALIGN`)."""
-    per_line = max(1, 128 // template.itemsize)
-    width = -(-template.size // per_line) * per_line
+    rows of one 64-byte aligned array, each row padded to a multiple of 4096 bytes: no two
+    parts write the same cache line (false sharing), every row starts on a cache line (vector
+    loads of whole lines are not split; :data:`nnsim.kernels._common.ALIGN`), and the rows
+    are whole pages apart. Measured on the widened depthwise core (7x7x960, two threads, each
+    on its own input and output copies): per-part rings 1536 or 1920 bytes apart made one of
+    the two threads 35-55% slower, whichever part it ran; 1792, 2048, 4096 or 8192 bytes apart,
+    or separate allocations, neither was (benchmarks/README.md, "Fifth session")."""
+    per_page = max(1, 4096 // template.itemsize)
+    width = -(-template.size // per_page) * per_page
     out = aligned_zeros((parts, width), template.dtype)
     if copy:
         out[:, :template.size] = template
