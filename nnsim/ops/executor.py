@@ -251,17 +251,36 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
     return [np.array(values[o], copy=True) for o in model.output_indexes]
 
 
+def conv_variant(x_shape, filter_shape, out_shape):
+    """What, besides operand types, picks the compiled core of a convolution (CONV_2D,
+    DEPTHWISE_CONV_2D; TFLite's and NNAPI's alike): the filter's window, the input / output
+    size ratio (the stride), whether the output is one pixel (the matrix-vector loops of
+    ``kernels/_gemv.py``). None when a shape is not known (rank 4 expected)."""
+    if len(x_shape) != 4 or len(filter_shape) != 4 or len(out_shape) != 4 or 0 in out_shape:
+        return None
+    ratio = tuple(-(-int(a) // int(b)) for a, b in zip(x_shape[1:3], out_shape[1:3]))
+    return (tuple(int(d) for d in filter_shape[1:3]), ratio, tuple(out_shape[1:3]) == (1, 1))
+
+
+_CONVS = (OperationCode.CONV_2D, OperationCode.DEPTHWISE_CONV_2D)
+
+
 def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
-    """One operation of each kind of ``model`` (its type and input operand types), in run
-    order, as ``(kind, warm)``: ``warm()`` runs that operation once on zero-filled inputs of
-    its operands' declared shapes (constants as they are), so that the kernels an execution
-    will need are compiled, and stored in numba's cache, ahead of it; it returns False when
-    the operation cannot run so (an input of unknown shape, a value it rejects). Nothing is
-    kept (see :mod:`nnsim.tools.warmup`)."""
+    """One operation of each kind of ``model`` (its type, input operand types and, for a
+    convolution, :func:`conv_variant`), in run order, as ``(kind, warm)``: ``warm()`` runs
+    that operation once on zero-filled inputs of its operands' declared shapes (constants as
+    they are), so that the kernels an execution will need are compiled, and stored in numba's
+    cache, ahead of it; it returns False when the operation cannot run so (an input of unknown
+    shape, a value it rejects). Nothing is kept (see :mod:`nnsim.tools.warmup`)."""
     state = ExecutorState(model)
     first_of_kind: dict = {}
     for step in state.steps:
-        kind = (step.op.type, tuple(o.type for o in step.in_operands))
+        variant = None
+        if step.op.type in _CONVS and len(step.in_operands) >= 2 and step.out_operands:
+            variant = conv_variant(step.in_operands[0].dimensions,
+                                   step.in_operands[1].dimensions,
+                                   step.out_operands[0].dimensions)
+        kind = (step.op.type, tuple(o.type for o in step.in_operands), variant)
         first_of_kind.setdefault(kind, step)
     return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
 
@@ -273,7 +292,7 @@ _QUANT8_FILTERS = _QUANT8 + (OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,)
 def is_quantized_conv(kind) -> bool:
     """Whether a kind of :func:`warm_up_steps` is a quantized CONV_2D (the integer GEMM core
     runs it)."""
-    op_type, types = kind
+    op_type, types = kind[:2]
     return (op_type == OperationCode.CONV_2D and len(types) >= 2 and types[0] in _QUANT8
             and types[1] in _QUANT8_FILTERS)
 

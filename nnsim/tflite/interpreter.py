@@ -36,7 +36,7 @@ from nnsim.kernels import threads as kernel_threads
 from nnsim.kernels._common import aligned_empty, aligned_zeros
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.ops.executor import is_quantized_conv, warm_up_steps
+from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.builtins._base import numpy_dtype
@@ -602,18 +602,18 @@ class Interpreter:
 
     def _warm_up(self) -> int:
         """Run one operation of each kind the plan holds (a delegate partition's NNAPI
-        operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin and input
-        types) once on zero inputs, except the kind an invoke meets first, kinds an invoke
-        meets last first: what the first invoke will need later gets compiled (and cached)
-        while that invoke compiles what it needs now. Before them, when the plan has a
-        quantized convolution, the micro-kernels of the integer GEMM core
-        (``kernels.gemm.compile_micro_kernels``, the longest compilation of all): the invoke,
-        compiling the core, then loads them from the cache. Only for a throwaway
-        process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers
-        are overwritten. Returns how many operations ran."""
+        operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin, input types
+        and, for a convolution, ``executor.conv_variant``) once on zero inputs, except the
+        kind an invoke meets first, kinds an invoke meets last first: what the first invoke
+        will need later gets compiled (and cached) while that invoke compiles what it needs
+        now. Before them, when the plan has a quantized convolution, the micro-kernels of the
+        integer GEMM core (``kernels.gemm.compile_micro_kernels``, the longest compilation of
+        all): the invoke, compiling the core, then loads them from the cache. Only for a
+        throwaway process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros,
+        buffers are overwritten. Returns how many operations ran."""
         units: dict = {}   # kind -> warm(), in run order
         quantized_conv = False
-        for item, builtin, inputs, _, _, _ in self._build_steps():
+        for item, builtin, inputs, outputs, _, _ in self._build_steps():
             if builtin is None:
                 kernel = self.delegation.kernels[item.index]
                 for model in _nnapi_models(kernel):
@@ -622,7 +622,13 @@ class Interpreter:
                         quantized_conv |= is_quantized_conv(kind)
                 continue
             types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
-            units.setdefault(("tflite", type(builtin).__name__, types),
+            name = type(builtin).__name__
+            variant = None
+            if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2:
+                variant = conv_variant(self._shape_or_file(inputs[0]),
+                                       self._shape_or_file(inputs[1]),
+                                       self._shape_or_file(outputs[0]))
+            units.setdefault(("tflite", name, types, variant),
                              partial(self._warm_node, builtin, inputs))
             quantized_conv |= (type(builtin).__name__ == "Conv2D" and len(types) >= 2
                                and {types[0], types[1]} <= _QUANT8)

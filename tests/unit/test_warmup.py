@@ -16,6 +16,7 @@ from nnsim.kernels._jit import JIT_ENABLED, njit
 from nnsim.ops import executor
 from nnsim.tflite import Interpreter, load_delegate
 from nnsim.tools import warmup
+from nnsim.types import OperationCode
 
 MODEL = "mobilenet_v1_0.25_224_1_default_1.tflite"
 
@@ -47,11 +48,19 @@ def test_warm_up_runs_one_operation_per_kind_last_kind_first_but_the_first(share
     monkeypatch.setattr(executor, "_warm_step", recording)
     kinds, first = [], []   # by first appearance in run order, and where each first appears
     for k, op in enumerate(model.operations):
-        kind = (op.type, tuple(model.operands[i].type for i in op.inputs))
+        variant = None
+        if op.type in (OperationCode.CONV_2D, OperationCode.DEPTHWISE_CONV_2D):
+            x, w, out = (model.operands[i].dimensions for i in (*op.inputs[:2], op.outputs[0]))
+            # the filter's window, the input / output size ratio, a one-pixel output
+            variant = (tuple(w[1:3]), (-(-x[1] // out[1]), -(-x[2] // out[2])),
+                       tuple(out[1:3]) == (1, 1))
+        kind = (op.type, tuple(model.operands[i].type for i in op.inputs), variant)
         if kind not in kinds:
             kinds.append(kind)
             first.append(k)
-    assert len(kinds) == 5   # CONV_2D, DEPTHWISE_CONV_2D, AVERAGE_POOL_2D, SQUEEZE, SOFTMAX
+    # CONV_2D 3x3 stride 2, DEPTHWISE_CONV_2D stride 1, CONV_2D 1x1, DEPTHWISE_CONV_2D stride
+    # 2, AVERAGE_POOL_2D, CONV_2D of one pixel (the classifier), SQUEEZE, SOFTMAX
+    assert len(kinds) == 8
     assert interp._warm_up() == len(kinds) - 1
     assert order == first[1:][::-1]
 
