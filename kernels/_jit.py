@@ -48,7 +48,7 @@ try:  # numba is a hard dependency, but a missing install must not break imports
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = _numba_config = _numba_event = _llvm = None
 
-__all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "njit", "prange",
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_shl", "vi_lshr", "vi_requant", "vq_load",
            "vi_load_t4", "vb_copy16",
@@ -336,7 +336,9 @@ prange = _numba.prange if JIT_ENABLED else range
 #                                    rounding MultiplyByQuantizedMultiplier (m in [0, 2**31));
 #                                    qp: the 13 rows of cpad int32 of requant_params, read in
 #                                    one 64-bit floor division on AVX-512, in two steps
-#                                    (rows 0-6) elsewhere (see _QP_ROWS)
+#                                    (rows 0-6) elsewhere (see _QP_ROWS); a uint32 view
+#                                    of it (gemm.shift_free: no left shifts) compiles
+#                                    without the left shift
 #   vq_load(qp, c, cpad)             the rows of channels c.. of qp that vi_requant reads, as a
 #                                    ``vq`` value (vi in registers), for a loop that
 #                                    requantizes many vectors of the same channels: loads from

@@ -1,10 +1,10 @@
 """LLVM IR behind the vector operations of :mod:`nnsim.kernels._jit`: the requantization
 (``vi_requant`` and its variants), byte packing (``vi_pack8``, ``vi_pack8q``), pair sums and
 ``vpmaddwd`` products of the dot products, lane masks and masked stores, the transposing
-load (``vi_load_t4``). Functions of an
-llvmlite ``IRBuilder`` and vectors, with no numba in them: ``_jit`` (the one module that
-imports numba) wraps them as intrinsics and lists their contracts ("SIMD vectors"); the
-requantization table is :func:`nnsim.kernels.gemm.requant_params`.
+load (``vi_load_t4``). Functions of an llvmlite ``IRBuilder`` and vectors, with no numba in
+them: ``_jit`` (the one module that imports numba) wraps them as intrinsics and lists their
+contracts ("SIMD vectors"); the requantization table is
+:func:`nnsim.kernels.gemm.requant_params`.
 """
 
 from __future__ import annotations
