@@ -384,7 +384,6 @@ prange = _numba.prange if JIT_ENABLED else range
 
 if JIT_ENABLED:
     import llvmlite.ir as _ir
-    from numba.core import cgutils as _cgutils
     from numba.core import types as _types
     from numba.extending import intrinsic as _intrinsic
     from numba.extending import models as _models
@@ -477,16 +476,10 @@ if JIT_ENABLED:
     def _vi_dpbusd(typingctx, acc, u, s):
         def codegen(context, builder, sig, args):
             if SIMD_MODE == "avx512vnni":
-                fnty = _ir.FunctionType(_VI, [_VI, _VI, _VI])
-                fn = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                     "llvm.x86.avx512.vpdpbusd.512")
-                return builder.call(fn, args)
+                return _simd_ir.call(builder, "llvm.x86.avx512.vpdpbusd.512", _VI, args)
             # uint8 * int8 products are exact in int16 (|p| <= 32640): pairs summed in int32
             # (vpmaddwd on AVX2), then adjacent pair sums
-            bytes64 = _ir.VectorType(_I8, 64)
-            i16x64 = _ir.VectorType(_ir.IntType(16), 64)
-            u16 = builder.zext(builder.bitcast(args[1], bytes64), i16x64)
-            s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
+            u16, s16 = _simd_ir.words(builder, args[1], False), _simd_ir.words(builder, args[2])
             products = _simd_ir.pmaddwd(builder, u16, s16, 64, _AVX2)
             return builder.add(args[0], _simd_ir.pair_sums(builder, products, 32, False))
         return _vi(_vi, _vi, _vi), codegen
@@ -494,11 +487,8 @@ if JIT_ENABLED:
     def _vd_dp(signed):
         def typer(typingctx, acc, u, s):
             def codegen(context, builder, sig, args):
-                bytes64 = _ir.VectorType(_I8, 64)
-                i16x64 = _ir.VectorType(_ir.IntType(16), 64)
-                u16 = (builder.sext if signed else builder.zext)(
-                    builder.bitcast(args[1], bytes64), i16x64)
-                s16 = builder.sext(builder.bitcast(args[2], bytes64), i16x64)
+                u16 = _simd_ir.words(builder, args[1], signed)
+                s16 = _simd_ir.words(builder, args[2])
                 return builder.add(args[0], _simd_ir.pmaddwd(builder, u16, s16, 64, _AVX2))
             return _vd(_vd, _vi, _vi), codegen
         return _intrinsic(typer)
@@ -506,16 +496,9 @@ if JIT_ENABLED:
     @_intrinsic
     def _vb_sum64(typingctx, a, i, f):
         def codegen(context, builder, sig, args):
-            vbytes = _ir.VectorType(_I8, 64)
             ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-            v = builder.load(builder.bitcast(ptr, vbytes.as_pointer()), align=1)
-            v = builder.xor(v, _splat(builder, vbytes, context.cast(builder, args[2], sig.args[2],
-                                                                    _types.uint8)))
-            wide = builder.zext(v, _ir.VectorType(_I32, 64))
-            fnty = _ir.FunctionType(_I32, [wide.type])
-            fn = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                 "llvm.vector.reduce.add.v64i32")
-            return builder.zext(builder.call(fn, [wide]), _ir.IntType(64))
+            return _simd_ir.sum_bytes(builder, ptr, context.cast(builder, args[2], sig.args[2],
+                                                                 _types.uint8))
         return _types.int64(a, i, f), codegen
 
     @_intrinsic
@@ -528,10 +511,7 @@ if JIT_ENABLED:
     def _vi_dpwssd(typingctx, acc, a, b):
         def codegen(context, builder, sig, args):
             if SIMD_MODE == "avx512vnni":
-                fnty = _ir.FunctionType(_VI, [_VI, _VI, _VI])
-                fn = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                     "llvm.x86.avx512.vpdpwssd.512")
-                return builder.call(fn, args)
+                return _simd_ir.call(builder, "llvm.x86.avx512.vpdpwssd.512", _VI, args)
             halves = _ir.VectorType(_ir.IntType(16), 32)
             return builder.add(args[0], _simd_ir.pmaddwd(
                 builder, builder.bitcast(args[1], halves), builder.bitcast(args[2], halves), 32,
@@ -543,10 +523,8 @@ if JIT_ENABLED:
         def codegen(context, builder, sig, args):
             if FMA:
                 vtype = args[0].type
-                fnty = _ir.FunctionType(vtype, [vtype] * 3)
-                fn = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                     f"llvm.fma.v{vtype.count}f32")
-                return builder.call(fn, [args[1], args[2], args[0]])
+                return _simd_ir.call(builder, f"llvm.fma.v{vtype.count}f32", vtype,
+                                     [args[1], args[2], args[0]])
             return builder.fadd(args[0], builder.fmul(args[1], args[2]))
         return acc(acc, a, b), codegen
 
@@ -567,9 +545,8 @@ if JIT_ENABLED:
         return rows
 
     def _shift_free(qpty):
-        """Whether the table is a uint32 view: no channel shifts left (row 3 all zero; see
-        :func:`nnsim.kernels.gemm.shift_free`), so the requantization compiles without the
-        left shift. numba compiles a caller once per table type."""
+        """Whether the table is a uint32 view (:func:`nnsim.kernels.gemm.shift_free`: row 3
+        all zero): no left shift compiled. numba compiles a caller once per table type."""
         return getattr(qpty, "dtype", None) == _types.uint32
 
     def _vq_type(free):
@@ -687,25 +664,20 @@ if JIT_ENABLED:
             return context.get_dummy_value()
         return _types.none(v, a, i, n), codegen
 
+    def _copy_codegen(count):
+        """vb_copy (n in args[4], the flip in args[5]) or, with ``count`` 16, vb_copy16."""
+        def codegen(context, builder, sig, args):
+            sptr, dptr = (_address(context, builder, sig.args[k], args[k], sig.args[k + 1],
+                                   args[k + 1]) for k in (0, 2))
+            flip = context.cast(builder, args[-1], sig.args[-1], _types.uint8)
+            mask = None if count else _count_mask(context, builder, sig, args, 4, 64)
+            _simd_ir.copy_bytes(builder, sptr, dptr, flip, mask)
+            return context.get_dummy_value()
+        return codegen
+
     @_intrinsic
     def _vb_copy(typingctx, src, s, dst, d, n, f):
-        def codegen(context, builder, sig, args):
-            vbytes = _ir.VectorType(_I8, 64)
-            mask = _count_mask(context, builder, sig, args, 4, 64)
-            sptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-            sptr = builder.bitcast(sptr, vbytes.as_pointer())
-            fnty = _ir.FunctionType(vbytes, [sptr.type, _I32, mask.type, vbytes])
-            load = _cgutils.get_or_insert_function(builder.module, fnty,
-                                                   "llvm.masked.load.v64i8.p0")
-            value = builder.call(load, [sptr, _ir.Constant(_I32, 1), mask,
-                                        _ir.Constant(vbytes, None)])
-            flip = _splat(builder, vbytes, context.cast(builder, args[5], sig.args[5],
-                                                        _types.uint8))
-            value = builder.xor(value, flip)
-            dptr = _address(context, builder, sig.args[2], args[2], sig.args[3], args[3])
-            _simd_ir.masked_store(builder, value, dptr, mask, "v64i8")
-            return context.get_dummy_value()
-        return _types.none(src, s, dst, d, n, f), codegen
+        return _types.none(src, s, dst, d, n, f), _copy_codegen(None)
 
     @_intrinsic
     def _vi_pack8(typingctx, a, b, c, d):
@@ -746,13 +718,9 @@ if JIT_ENABLED:
     @_intrinsic
     def _vf_clamp(typingctx, v, lo, hi):
         def codegen(context, builder, sig, args):
-            vtype = args[0].type
-            low = _splat(builder, vtype, context.cast(builder, args[1], sig.args[1],
-                                                      _types.float32))
-            high = _splat(builder, vtype, context.cast(builder, args[2], sig.args[2],
-                                                       _types.float32))
-            x = builder.select(builder.fcmp_ordered("<", args[0], low), low, args[0])
-            return builder.select(builder.fcmp_ordered("<", high, x), high, x)
+            low, high = (_splat(builder, args[0].type, context.cast(
+                builder, args[k], sig.args[k], _types.float32)) for k in (1, 2))
+            return _simd_ir.fclamp(builder, args[0], low, high)
         return v(v, lo, hi), codegen
 
     vi_mul = _binary("mul")
@@ -770,16 +738,7 @@ if JIT_ENABLED:
 
     @_intrinsic
     def vb_copy16(typingctx, src, s, dst, d, f):
-        def codegen(context, builder, sig, args):
-            vbytes = _ir.VectorType(_I8, 16)
-            sptr, dptr = (builder.bitcast(_address(context, builder, sig.args[k], args[k],
-                                                   sig.args[k + 1], args[k + 1]),
-                                          vbytes.as_pointer()) for k in (0, 2))
-            flip = _splat(builder, vbytes, context.cast(builder, args[4], sig.args[4],
-                                                        _types.uint8))
-            builder.store(builder.xor(builder.load(sptr, align=1), flip), dptr, align=1)
-            return context.get_dummy_value()
-        return _types.none(src, s, dst, d, f), codegen
+        return _types.none(src, s, dst, d, f), _copy_codegen(16)
 
     @_intrinsic
     def vi_load_t4(typingctx, a, i):

@@ -219,3 +219,49 @@ def load_t4(builder, ptr):
     raw = builder.load(builder.bitcast(ptr, _B64.as_pointer()), align=1)
     order = _lanes([16 * (n % 4) + n // 4 for n in range(64)])
     return builder.bitcast(builder.shuffle_vector(raw, ir.Constant(_B64, None), order), VI)
+
+
+def copy_bytes(builder, sptr, dptr, flip, mask=None):
+    """The bytes at ``sptr`` XOR the byte ``flip`` to ``dptr``: 16 of them as one plain load
+    and store, or, with ``mask`` (an i1 x 64 lane mask), those of the 64 it selects (masked
+    load and store: nothing else read or written)."""
+    vbytes = ir.VectorType(I8, 16 if mask is None else 64)
+    sptr = builder.bitcast(sptr, vbytes.as_pointer())
+    if mask is None:
+        value = builder.load(sptr, align=1)
+    else:
+        load = _declare(builder.module, ir.FunctionType(vbytes, [sptr.type, I32, mask.type,
+                                                                 vbytes]),
+                        "llvm.masked.load.v64i8.p0")
+        value = builder.call(load, [sptr, ir.Constant(I32, 1), mask, ir.Constant(vbytes, None)])
+    value = builder.xor(value, splat(builder, vbytes, flip))
+    if mask is None:
+        builder.store(value, builder.bitcast(dptr, vbytes.as_pointer()), align=1)
+    else:
+        masked_store(builder, value, dptr, mask, "v64i8")
+
+
+def fclamp(builder, v, low, high):
+    """std::min(std::max(v, low), high) on float lanes (vectors of equal lanes)."""
+    x = builder.select(builder.fcmp_ordered("<", v, low), low, v)
+    return builder.select(builder.fcmp_ordered("<", high, x), high, x)
+
+
+def call(builder, name, ret, args):
+    """A call of the LLVM intrinsic ``name`` returning ``ret`` (declared once per module)."""
+    fnty = ir.FunctionType(ret, [a.type for a in args])
+    return builder.call(_declare(builder.module, fnty, name), list(args))
+
+
+def words(builder, v, signed=True):
+    """The 64 bytes of ``v`` as 64 int16 lanes, sign- or zero-extended."""
+    return (builder.sext if signed else builder.zext)(builder.bitcast(v, _B64),
+                                                      ir.VectorType(ir.IntType(16), 64))
+
+
+def sum_bytes(builder, ptr, flip):
+    """The sum of the 64 bytes at ``ptr``, each XOR the byte ``flip``, unsigned (an int64)."""
+    v = builder.load(builder.bitcast(ptr, _B64.as_pointer()), align=1)
+    wide = builder.zext(builder.xor(v, splat(builder, _B64, flip)), ir.VectorType(I32, 64))
+    return builder.zext(call(builder, "llvm.vector.reduce.add.v64i32", I32, [wide]),
+                        ir.IntType(64))
