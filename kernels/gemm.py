@@ -256,7 +256,7 @@ class _Plan:
         self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w, hp, wp, cin, self.mode,
                              *runs], np.int64)
         self.cols = aligned_zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
-        self.rb = np.zeros(_BLOCK + 2 * _ROWS, np.int64)
+        self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
         # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv
