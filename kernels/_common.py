@@ -55,11 +55,11 @@ def aligned_zeros(shape, dtype) -> np.ndarray:
     return aligned_full(shape, 0, dtype)
 
 
-def aligned_copy(a) -> np.ndarray:
+def aligned_copy(a, own: bool = False) -> np.ndarray:
     """A C-contiguous, :data:`ALIGN`-byte aligned copy of ``a`` (``a`` itself when it is
-    already both)."""
+    already both, unless ``own``: a buffer of its own, as TFLite's arena gives a tensor)."""
     a = np.asarray(a)
-    if a.flags.c_contiguous and a.ctypes.data % ALIGN == 0:
+    if not own and a.flags.c_contiguous and a.ctypes.data % ALIGN == 0:
         return a
     out = aligned_empty(a.shape, a.dtype)
     np.copyto(out, a)

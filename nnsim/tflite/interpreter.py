@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
-from nnsim.kernels._common import aligned_empty, aligned_zeros
+from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
 from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
@@ -550,7 +550,7 @@ class Interpreter:
             if all(i < 0 or i in fixed for i in ins):
                 call = builtin.bind(arrays, results)
             if call is None:
-                pinned = [None if r is None else _aligned_clone(r) for r in results]
+                pinned = [None if r is None else aligned_copy(r, own=True) for r in results]
                 call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)
                 for o, r in zip(outs, pinned):
                     if o >= 0:
@@ -623,14 +623,11 @@ class Interpreter:
                 continue
             types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
             name = type(builtin).__name__
-            variant = None
-            if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2:
-                variant = conv_variant(self._shape_or_file(inputs[0]),
-                                       self._shape_or_file(inputs[1]),
-                                       self._shape_or_file(outputs[0]))
+            variant = conv_variant(*map(self._shape_or_file, (*inputs[:2], outputs[0]))) \
+                if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2 else None
             units.setdefault(("tflite", name, types, variant),
                              partial(self._warm_node, builtin, inputs))
-            quantized_conv |= (type(builtin).__name__ == "Conv2D" and len(types) >= 2
+            quantized_conv |= (name == "Conv2D" and len(types) >= 2
                                and {types[0], types[1]} <= _QUANT8)
         if quantized_conv:
             compile_micro_kernels()
@@ -797,10 +794,3 @@ def _nnapi_models(kernel) -> list:
     prepared = [plan.prepared] if plan.kind == plan.SIMPLE else \
         [step.prepared for step in plan.execution_steps()]
     return [p.model for p in prepared if p is not None]
-
-
-def _aligned_clone(a) -> np.ndarray:
-    """A copy of ``a`` in a buffer of its own, aligned as TFLite's arena."""
-    out = aligned_empty(np.shape(a), np.asarray(a).dtype)
-    np.copyto(out, a)
-    return out

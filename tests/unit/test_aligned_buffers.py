@@ -57,6 +57,9 @@ def test_aligned_copy():
         np.testing.assert_array_equal(copy, view)
     done = cm.aligned_copy(src)
     assert cm.aligned_copy(done) is done   # already aligned and contiguous: kept
+    own = cm.aligned_copy(done, own=True)   # a buffer of its own all the same
+    assert aligned(own) and not np.shares_memory(own, done)
+    np.testing.assert_array_equal(own, done)
 
 
 def test_per_part_rows_start_on_cache_lines_pages_apart():
