@@ -16,18 +16,19 @@ _DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm.
 
 
 @njit(_nrt=False)
-def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded):
-    """The interior of a padded NHWC copy: ``x`` (XOR ``flip`` per byte), row by row. Both
-    arrays are byte views (``x`` [N, H, W, C * itemsize] C-contiguous, ``padded`` 1-D), so one
-    compilation serves every element type."""
-    n, h, w, row = x.shape
+def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded, g_lo, g_hi):
+    """Rows ``g_lo:g_hi`` of a padded NHWC copy (row ``g`` is padded row ``g % hp`` of image
+    ``g // hp``): their interior is ``x`` (XOR ``flip`` per byte), their border is left as it
+    is. Both arrays are byte views (``x`` [N, H, W, C * itemsize] C-contiguous, ``padded``
+    1-D), so one compilation serves every element type."""
+    _, h, w, row = x.shape
     xb = x.reshape(-1)
     size = w * row
-    s = 0
-    for b in range(n):
-        for y in range(h):
-            _copy_run(xb, s, padded, ((b * hp + y + pad_top) * wp + pad_left) * row, size, flip)
-            s += size
+    for g in range(g_lo, g_hi):
+        y = g % hp - pad_top
+        if 0 <= y < h:
+            _copy_run(xb, (g // hp * h + y) * size, padded, (g * wp + pad_left) * row, size,
+                      flip)
 
 
 @njit(_nrt=False)

@@ -224,6 +224,7 @@ class _Plan:
         stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = (int(g) for g in geometry)
         self.x_shape = n, h, w, cin = tuple(int(d) for d in x_shape)
         self.out_shape = tuple(int(d) for d in out_shape)
+        self.out_size = int(np.prod(self.out_shape[:3]))   # output pixels
         self.k = kh * kw * cin
         self.cout = cout
         self.kw_p = kw
@@ -277,7 +278,7 @@ class _Plan:
         return self._split[count]
 
     def _make_split(self, count, scratch):
-        pixels = int(np.prod(self.out_shape[:3]))
+        pixels = self.out_size
         if pixels * self.cout * self.k < _threads.MIN_PARALLEL_WORK:
             return None
         by_pixels = [(lo * _ROWS, min(hi * _ROWS, pixels), 0, self.cout)
@@ -287,8 +288,46 @@ class _Plan:
         parts = _threads.rows_or_channels(by_pixels, by_channels, _split_cost)
         if len(parts) < 2:
             return None
-        return (np.array(parts, np.int64),
+        # a part of the pixels copies the padded rows it reads itself (a halo row shared by
+        # two parts is written by both, with the same bytes): the rows are then in the cache
+        # of the core that reads them (copied by one thread, read by the other, MobileNet
+        # v2's first layer took 34 us more, benchmarks/README.md "Sixth session")
+        rows = [self._rows_read(p0, p1) if parts is by_pixels and self.mode != _DIRECT
+                else (0, 0) for p0, p1, _, _ in parts]
+        return (np.array([p + r for p, r in zip(parts, rows)], np.int64),
                 tuple(_threads.per_part(len(parts), a) for a in scratch))
+
+    def _rows_read(self, p_lo, p_hi):
+        """The rows ``(first, end)`` of the padded input (numbered across the batch, ``hp`` an
+        image) that output pixels ``p_lo:p_hi`` read."""
+        _, oh, ow = self.out_shape[:3]
+        kh, sh, dh, hp = (int(self.geo[i]) for i in (0, 2, 4, 6))
+        first, last = divmod(p_lo, oh * ow), divmod(p_hi - 1, oh * ow)
+        return (first[0] * hp + first[1] // ow * sh,
+                last[0] * hp + last[1] // ow * sh + (kh - 1) * dh + 1)
+
+    def _bind_core(self, serial, parallel, x, xb, flip, args, scratch):
+        """The bound call of ``serial`` (every pixel and channel) or, with threads, of
+        ``parallel`` on ``x`` or (windows) on the padded copy, which ``xb`` (the bytes of
+        ``x``, int8 XOR ``flip`` to uint8) refreshes: before the core, or in each part."""
+        split = self._parallel(scratch)
+        direct = self.mode == _DIRECT
+        src = x.reshape(-1) if direct else self.padded
+        geo = [int(g) for g in (self.geo[6], self.geo[7], *self.pads)]
+        if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
+            call = partial(serial, src, *args, *scratch, 0, self.out_size, 0, self.cout)
+        else:
+            fill = np.array([0] * 5 if direct else geo + [int(flip)], np.int64)
+            extra = () if serial is _quant_conv_part else (self.padded.view(np.uint8),)
+            call = partial(parallel, src, *args, *split[1], split[0],
+                           _NO_INPUT if direct else xb, fill, *extra)
+            if split[0][0, 5]:   # the parts copy their rows
+                return call
+        if direct:
+            return call
+        hp = int(self.geo[6])
+        return partial(_padded_then, call, (xb, *geo, np.uint8(flip), self.padded.view(np.uint8),
+                                            0, self.x_shape[0] * hp))
 
     def _weights(self, w):
         """The filter as the [Cout, K] matrix of the micro-kernels (window widened)."""
@@ -350,17 +389,8 @@ class QuantGemmPlan(_Plan):
             return partial(_quant_gemv_par, *args, *split[1], split[0])
         args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        core, split = _quant_conv_part, self._parallel((self.cols, self.rb, self.sx))
-        if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
-            args += (self.cols, self.rb, self.sx, 0, out.size // self.cout, 0, self.cout)
-        else:
-            core, args = _quant_conv_par, args + split[1] + (split[0],)
-        if self.mode == _DIRECT:
-            return partial(core, xb.reshape(-1), *args)
-        # int8 -> uint8 + 128 while copying into the padded input
-        fill = (xb, int(self.geo[6]), int(self.geo[7]), int(self.pads[0]), int(self.pads[1]),
-                np.uint8(128 if self.flip else 0), self.padded)
-        return partial(_padded_then, core, fill, self.padded, args)
+        return self._bind_core(_quant_conv_part, _quant_conv_par, xb, xb,
+                               128 if self.flip else 0, args, (self.cols, self.rb, self.sx))
 
 
 class FloatGemmPlan(_Plan):
@@ -392,17 +422,12 @@ class FloatGemmPlan(_Plan):
             return partial(_float_gemv_par, *args, split[0])
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        core, split = _float_conv_part, self._parallel((self.cols, self.rb))
-        if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
-            args += (self.cols, self.rb, 0, out.size // self.cout, 0, self.cout)
-        else:
-            core, args = _float_conv_par, args + split[1] + (split[0],)
-        if self.mode == _DIRECT:
-            return partial(core, x.reshape(-1), *args)
-        # the copy works on bytes: one compiled _fill_padded serves every dtype
-        fill = (x.view(np.uint8), int(self.geo[6]), int(self.geo[7]), int(self.pads[0]),
-                int(self.pads[1]), np.uint8(0), self.padded.view(np.uint8))
-        return partial(_padded_then, core, fill, self.padded, args)
+        return self._bind_core(_float_conv_part, _float_conv_par, x, x.view(np.uint8), 0, args,
+                               (self.cols, self.rb))
+
+
+#: the input of the parallel cores' row copies when there is none (1x1 filters)
+_NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)
 
 
 def _split_cost(parts):
@@ -412,7 +437,7 @@ def _split_cost(parts):
             len(parts))
 
 
-def _padded_then(core, fill, padded, args):
-    """Refresh the padded input copy, then run the core on it."""
+def _padded_then(call, fill):
+    """Refresh the padded input copy (:func:`_fill_padded`'s arguments), then run ``call``."""
     _fill_padded(*fill)
-    core(padded, *args)
+    call()

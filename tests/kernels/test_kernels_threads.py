@@ -52,15 +52,21 @@ def _data(kind, x_shape, w_shape, cout, rng):
 
 
 def _run_threads(plan, x, out_shape):
-    outs = []
-    for n in (1, 2, 3):
-        out = np.full(out_shape, 0x55, plan.out_dtype)
-        with threads.num_threads(n):
-            plan.bind(x, out)()
-        outs.append(out)
+    """``[(threaded, one thread)]`` outputs of the plan for 2 and 3 threads, each thread count
+    on an input of its own (``x`` rolled), the threaded run first: a part that did not refresh
+    a row of the plan's padded input copy would read the previous input's row."""
+    pairs = []
     for n in (2, 3):
+        xn = np.roll(x, n)
+        outs = []
+        for count in (n, 1):
+            out = np.full(out_shape, 0x55, plan.out_dtype)
+            with threads.num_threads(count):
+                plan.bind(xn, out)()
+            outs.append(out)
+        pairs.append(outs)
         assert plan._split.get(n) is not None, f"{n} threads: the layer was not split"
-    return outs
+    return pairs
 
 
 CONV_CASES = {
@@ -83,9 +89,8 @@ def test_conv_threads_bit_identical(case, kind, rng):
     plan, out_shape = prepare_conv_2d(
         x.shape, x.dtype, w, bias, stride_h=g[0], stride_w=g[1], pad_top=g[2], pad_bottom=g[3],
         pad_left=g[4], pad_right=g[5], dilation_h=g[6], dilation_w=g[7], fuse=1, **q)
-    one, two, three = _run_threads(plan, x, out_shape)
-    np.testing.assert_array_equal(two, one)
-    np.testing.assert_array_equal(three, one)
+    for threaded, one in _run_threads(plan, x, out_shape):
+        np.testing.assert_array_equal(threaded, one)
 
 
 DW_CASES = {
@@ -111,9 +116,8 @@ def test_depthwise_threads_bit_identical(case, kind, rng):
         x.shape, x.dtype, w, bias, depth_multiplier=m, stride_h=g[0], stride_w=g[1],
         pad_top=g[2], pad_bottom=g[3], pad_left=g[4], pad_right=g[5], dilation_h=g[6],
         dilation_w=g[7], fuse=3 if kind == "float32" else 1, **q)
-    one, two, three = _run_threads(plan, x, out_shape)
-    np.testing.assert_array_equal(two, one)
-    np.testing.assert_array_equal(three, one)
+    for threaded, one in _run_threads(plan, x, out_shape):
+        np.testing.assert_array_equal(threaded, one)
 
 
 @pytest.mark.parametrize("op", [0, 1, 2])   # ADD, SUB, MUL
@@ -151,11 +155,21 @@ def test_rows_and_channel_splits_both_used():
     wide = prepare_conv_2d((1, 1, 1, 64), np.float32, rng.standard_normal((256, 1, 1, 64))
                            .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
                            pad_bottom=0, pad_left=0, pad_right=0)[0]
+    # 3x3 stride 2, padding 1: 5x4 output pixels, 5 groups of 4 -> pixels 0:8 (output rows
+    # 0-1) and 8:20 (rows 2-4); the padded copy has max(9 + 1, 4 * 2 + 3) = 11 rows; part 0
+    # reads padded rows 0 to 1 * 2 + 2 = 4, part 1 rows 2 * 2 = 4 to 4 * 2 + 2 = 10, which
+    # each part copies itself (columns 4:6, end exclusive)
+    window = prepare_conv_2d((1, 9, 8, 3), np.float32, rng.standard_normal((8, 3, 3, 3))
+                             .astype(np.float32), None, stride_h=2, stride_w=2, pad_top=1,
+                             pad_bottom=1, pad_left=1, pad_right=1)[0]
     with threads.num_threads(2):
         tall_parts = tall._parallel((tall.cols, tall.rb))[0]
         wide_parts = wide._parallel((wide.cols, wide.rb))[0]
-    assert tall_parts.tolist() == [[0, 800, 0, 32], [800, 1600, 0, 32]]
-    assert wide_parts.tolist() == [[0, 1, 0, 128], [0, 1, 128, 256]]
+        window_parts = window._parallel((window.cols, window.rb))[0]
+    # 1x1 filters read the input itself, channel parts all of it: no rows copied in parts
+    assert tall_parts.tolist() == [[0, 800, 0, 32, 0, 0], [800, 1600, 0, 32, 0, 0]]
+    assert wide_parts.tolist() == [[0, 1, 0, 128, 0, 0], [0, 1, 128, 256, 0, 0]]
+    assert window_parts.tolist() == [[0, 8, 0, 8, 0, 5], [8, 20, 0, 8, 4, 11]]
 
 
 def test_rows_preferred_unless_channels_clearly_more_even():
@@ -172,7 +186,7 @@ def test_rows_preferred_unless_channels_clearly_more_even():
                            pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, **q)[0]
     with threads.num_threads(2):
         parts = plan._parallel((plan.cols, plan.rb, plan.sx))[0]
-    assert parts.tolist() == [[0, 96, 0, 384], [96, 196, 0, 384]]
+    assert parts.tolist() == [[0, 96, 0, 384, 0, 0], [96, 196, 0, 384, 0, 0]]
     # its 7x7 stride-2 depthwise layer: 4 of 7 rows x 36 groups = 144; 7 x 18 = 126, 14%
     # more even: channels
     dw = rng.integers(-127, 127, (1, 3, 3, 576)).astype(np.int8)
