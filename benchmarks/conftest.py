@@ -33,6 +33,8 @@ def _paths_summary(terminalreporter):
 
     from nnsim.kernels._jit import SIMD_MODE
     cpu = os.environ.get("NUMBA_CPU_NAME") or "host CPU"
+    if "nnsim-avx2-only" in os.environ.get("LD_PRELOAD", ""):
+        cpu += " without AVX-512 for LiteRT too (benchmarks/avx2_only.py)"
     terminalreporter.write_line("")
     terminalreporter.write_line(f"execution paths, interleaved, single thread, median per "
                                 f"inference (numba CPU: {cpu}, kernels: {SIMD_MODE}):")

@@ -7,7 +7,9 @@ benchmark round invokes each engine once, in turn, so that machine noise hits al
 the medians per engine and the ratios (CPU path / LiteRT, NNAPI path / CPU path) are printed at
 the end and kept in each benchmark's ``extra_info``. Run:
 ``python -m pytest benchmarks/test_paths.py --benchmark-columns=median,rounds``
-(``NUMBA_CPU_NAME=haswell`` measures the AVX2 code path on an AVX-512 machine).
+(``NUMBA_CPU_NAME=haswell`` measures nnsim's AVX2 code path on an AVX-512 machine, against
+LiteRT's AVX-512 code; ``python -m benchmarks.avx2_only python -m pytest -p no:faulthandler
+...`` hides AVX-512 from both, as on an AVX2-only machine).
 """
 from __future__ import annotations
 

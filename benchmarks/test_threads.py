@@ -6,7 +6,9 @@ the speed-up (1-thread median / 2-thread median) are printed per model and kept 
 benchmark's ``extra_info``. Run on an otherwise idle machine (a fork-join runtime slows down
 sharply when its threads compete with other processes for the cores):
 ``python -m pytest benchmarks/test_threads.py -s --benchmark-columns=median,rounds``
-(``NUMBA_CPU_NAME=haswell`` measures the AVX2 code path on an AVX-512 machine).
+(``NUMBA_CPU_NAME=haswell`` measures nnsim's AVX2 code path on an AVX-512 machine, against
+LiteRT's AVX-512 code; ``python -m benchmarks.avx2_only python -m pytest -p no:faulthandler
+...`` hides AVX-512 from both, as on an AVX2-only machine).
 """
 from __future__ import annotations
 
