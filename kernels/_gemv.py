@@ -1,6 +1,7 @@
 """CONV_2D of a single output pixel with a 1x1 filter (MobileNet's classifier, 1x1x1024 or
-1280 -> 1001: a matrix-vector product) on AVX-512: the sums of :mod:`nnsim.kernels.gemm`'s
-micro-kernels, one pixel at a time.
+1280 -> 1001: a matrix-vector product): the sums of :mod:`nnsim.kernels.gemm`'s micro-kernels,
+one pixel at a time (on AVX2, integer only: a 64-channel tile per pass,
+:func:`nnsim.kernels._gemm_avx2._gemv_tile`).
 
 The 4-pixel micro-kernels would compute three unused pixels here, with one chain of
 multiply-adds per 16 channels. These loops take two 64-channel tiles (8 chains) per pass over
@@ -13,11 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
 from nnsim.kernels._gemm_common import _TILE, _store8
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
-from nnsim.kernels._jit import (njit, prange, vf_bcast, vf_load, vf_muladd, vf_zero, vi_add,
-                                vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb,
+from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_bcast, vf_load, vf_muladd, vf_zero,
+                                vi_add, vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb,
                                 vi_requantr, vi_splat, vi_store, vi_xor)
 
 
@@ -43,6 +45,21 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
         rb[0] = 0
         _row_sums(x, rb, 1, geo[10], geo[11], geo[12], sx, xflip)
         extra = np.int32(rowcoef * (sx[0] - kfill))
+    if SIMD_MODE == "avx2":   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
+        c = c_lo
+        while c < c_hi:
+            ncol = min(4, (cout - c + 15) // 16)
+            p = (c // _TILE) * groups * 256
+            if ncol == 4:
+                _gemv_tile(x, groups, wp, p, xflip != 0, qp, c, cpad, extra, zp, lo, hi, out,
+                           cout)
+            else:
+                for col in range(0, ncol, 2):
+                    _gemv_cols(x, groups, wp, p + 64 * col, 64 * ncol, col + 1 < ncol,
+                               xflip != 0, qp, c + 16 * col, cpad, extra, zp, lo, hi, out,
+                               cout)
+            c += _TILE
+        return
     e = vi_splat(extra)
     m = vi_splat(np.int32(-2139062144) if xflip else np.int32(0))   # int8 -> uint8 + 128
     c = c_lo

@@ -260,9 +260,10 @@ class _Plan:
         self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
-        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv
-        self.gemv = (SIMD_MODE == "avx512vnni" and self.mode == _DIRECT
-                     and self.out_shape[:3] == (1, 1, 1))
+        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv (on
+        # AVX2, integer only)
+        self.gemv = (self.mode == _DIRECT and self.out_shape[:3] == (1, 1, 1)
+                     and (SIMD_MODE == "avx512vnni" or SIMD_MODE == "avx2" and quad))
 
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part

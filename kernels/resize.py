@@ -101,14 +101,21 @@ def _resize_float_core(x, scale_h, scale_w, half_pixel, offset, out):
     n, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
     one = np.float32(1.0)
+    # each column's corners and weight, once (computed per output pixel, with their floor
+    # and ceil, they took more than half the time: DeepLab's 33x33x21 -> 513x513 layer 7.3
+    # -> 3.0 ms)
+    x0s, x1s = np.empty(out_w, np.int64), np.empty(out_w, np.int64)
+    dxs = np.empty(out_w, np.float32)
+    for ox in range(out_w):
+        sx, x0s[ox], x1s[ox] = _interp_float(ox, scale_w, half_pixel, in_w)
+        dxs[ox] = np.float32(sx - np.float32(x0s[ox]))
     for b in range(n):
         for oy in range(out_h):
             sy, y0, y1 = _interp_float(oy, scale_h, half_pixel, in_h)
             dy = np.float32(sy - np.float32(y0))
+            w00 = np.float32(one - dy)
             for ox in range(out_w):
-                sx, x0, x1 = _interp_float(ox, scale_w, half_pixel, in_w)
-                dx = np.float32(sx - np.float32(x0))
-                w00 = np.float32(one - dy)
+                x0, x1, dx = x0s[ox], x1s[ox], dxs[ox]
                 w01 = np.float32(one - dx)
                 for c in range(depth):
                     v = np.float32(np.float32(np.float32(x[b, y0, x0, c]) * w00) * w01)
@@ -141,14 +148,18 @@ def _interp_int(dst, scale10, half_pixel, in_size):
 def _resize_integer_core(x, scale_h, scale_w, half_pixel, out):
     n, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
+    x0s, x1s, wx1s = (np.empty(out_w, np.int64), np.empty(out_w, np.int64),
+                      np.empty(out_w, np.int64))
+    for ox in range(out_w):   # each column's corners and weight, once
+        sx, x0s[ox], x1s[ox] = _interp_int(np.int64(ox), scale_w, half_pixel, in_w)
+        wx1s[ox] = sx - 1024 * x0s[ox]
     for b in range(n):
         for oy in range(out_h):
             sy, y0, y1 = _interp_int(np.int64(oy), scale_h, half_pixel, in_h)
             wy1 = sy - 1024 * y0
             wy0 = 1024 - wy1
             for ox in range(out_w):
-                sx, x0, x1 = _interp_int(np.int64(ox), scale_w, half_pixel, in_w)
-                wx1 = sx - 1024 * x0
+                x0, x1, wx1 = x0s[ox], x1s[ox], wx1s[ox]
                 wx0 = 1024 - wx1
                 for c in range(depth):
                     v = (np.int64(x[b, y0, x0, c]) * wy0 * wx0
