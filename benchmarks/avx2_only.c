@@ -47,8 +47,10 @@ static void on_segv(int sig, siginfo_t *info, void *context)
         /* AVX512 4VNNIW, 4FMAPS, VP2INTERSECT, AMX-BF16, AVX512 FP16, AMX-TILE, AMX-INT8 */
         d &= ~(BIT(2) | BIT(3) | BIT(8) | BIT(22) | BIT(23) | BIT(24) | BIT(25));
     } else if (leaf == 7 && sub == 1) {
-        a &= ~(BIT(4) | BIT(5) | BIT(21) | BIT(23));   /* AVX-VNNI, AVX512 BF16, AMX-FP16, AVX-IFMA */
-        d &= ~(BIT(4) | BIT(5) | BIT(10));             /* AVX-VNNI-INT8, AVX-NE-CONVERT, INT16 */
+        /* AVX-VNNI, AVX512 BF16, AMX-FP16, AVX-IFMA */
+        a &= ~(BIT(4) | BIT(5) | BIT(21) | BIT(23));
+        /* AVX-VNNI-INT8, AVX-NE-CONVERT, AVX-VNNI-INT16 */
+        d &= ~(BIT(4) | BIT(5) | BIT(10));
     }
     r[REG_RAX] = a;
     r[REG_RBX] = b;

@@ -120,7 +120,6 @@ def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi
         _emit(a1, qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, cout - c - 16)
 
 
-
 @njit(_nrt=False)
 def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, cout):
     """A whole 64-channel tile of the one pixel (weights ``wp[p:]``, 256 bytes a group): four

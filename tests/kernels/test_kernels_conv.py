@@ -480,10 +480,10 @@ def test_tables_without_left_shifts_compute_the_same(out_scale, free):
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float32])
 def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch):
     """A 1x1 CONV_2D of one pixel (a classifier: on AVX-512, and for integers on AVX2, the
-    matrix-vector loops of kernels/_gemv.py): quantized results equal the reference kernel, float ones the 4-pixel
-    micro-kernels bit for bit (the same order of sums), with 1-3 threads; channel counts
-    around the 64- and 128-channel tiles, K not a multiple of 64, uint8 weights with a zero
-    point (the sum of the inputs term)."""
+    matrix-vector loops of kernels/_gemv.py): quantized results equal the reference kernel,
+    float ones the 4-pixel micro-kernels bit for bit (the same order of sums), with 1-3
+    threads; channel counts around the 64- and 128-channel tiles, K not a multiple of 64,
+    uint8 weights with a zero point (the sum of the inputs term)."""
     from nnsim.kernels import threads
     from nnsim.kernels._jit import SIMD_MODE
 
