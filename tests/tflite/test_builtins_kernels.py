@@ -55,6 +55,21 @@ def test_arg_max_min(rng, dtype, axis, out_dtype):
         np.testing.assert_array_equal(a, b)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+def test_arg_max_min_8bit_keys(rng, dtype):
+    """8-bit inputs take the packed-key path (value << 24 | (2**24 - 1 - index)): the extreme
+    values, ties everywhere, an axis longer than 256 (indices past one byte), the last axis
+    (a reduction per position) and the others; oracle: NumPy's argmax / argmin (the first
+    index among equals, as TFLite)."""
+    info = np.iinfo(dtype)
+    for shape in ((2, 3, 300), (300, 4), (5, 21), (2, 5, 3, 4)):
+        x = rng.choice(np.array([info.min, info.min + 1, 0, info.max - 1, info.max], dtype),
+                       shape)
+        for axis in range(len(shape)):
+            np.testing.assert_array_equal(argminmax.arg_max(x, axis), np.argmax(x, axis=axis))
+            np.testing.assert_array_equal(argminmax.arg_min(x, axis), np.argmin(x, axis=axis))
+
+
 def test_arg_max_skips_nan_after_the_first():
     x = np.array([[1.0, np.nan, 3.0], [np.nan, 5.0, 1.0]], np.float32)
     np.testing.assert_array_equal(argminmax.arg_max(x, 1), [2, 0])
