@@ -374,8 +374,9 @@ prange = _numba.prange if JIT_ENABLED else range
 #   vd_dpbssd(acc, u, s)             the same with the bytes of u signed
 #   vd_sum(acc)                      a vi: lane j = acc[2j] + acc[2j + 1], so that
 #                                    vd_sum(vd_dpbusd(vd_zero(), u, s)) == vi_dpbusd(0, u, s)
-#   vb_sum64(a, i, f)                the sum of the 64 bytes at &a[i], each XOR the byte f, as
-#                                    unsigned values (int64; vpsadbw)
+#   vb_sum64(a, i, f, n)             the sum of the first n (0..64) of the 64 bytes at &a[i],
+#                                    each XOR the byte f, unsigned (int64; vpsadbw); all 64
+#                                    bytes are read
 #   vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
 #                                    byte f (masked: nothing else is read or written; byte
 #                                    masks are cheap with AVX-512 only, see MASKED_BYTES)
@@ -494,12 +495,13 @@ if JIT_ENABLED:
         return _intrinsic(typer)
 
     @_intrinsic
-    def _vb_sum64(typingctx, a, i, f):
+    def _vb_sum64(typingctx, a, i, f, n):
         def codegen(context, builder, sig, args):
             ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
             return _simd_ir.sum_bytes(builder, ptr, context.cast(builder, args[2], sig.args[2],
-                                                                 _types.uint8))
-        return _types.int64(a, i, f), codegen
+                                                                 _types.uint8),
+                                      context.cast(builder, args[3], sig.args[3], _types.int64))
+        return _types.int64(a, i, f, n), codegen
 
     @_intrinsic
     def _vd_sum(typingctx, acc):

@@ -259,9 +259,14 @@ def words(builder, v, signed=True):
                                                       ir.VectorType(ir.IntType(16), 64))
 
 
-def sum_bytes(builder, ptr, flip):
-    """The sum of the 64 bytes at ``ptr``, each XOR the byte ``flip``, unsigned (an int64)."""
-    v = builder.load(builder.bitcast(ptr, _B64.as_pointer()), align=1)
-    wide = builder.zext(builder.xor(v, splat(builder, _B64, flip)), ir.VectorType(I32, 64))
+def sum_bytes(builder, ptr, flip, count):
+    """The sum of the first ``count`` (an int64, 0..64) of the 64 bytes at ``ptr``, each XOR
+    the byte ``flip``, unsigned (an int64); all 64 are read."""
+    v = builder.xor(builder.load(builder.bitcast(ptr, _B64.as_pointer()), align=1),
+                    splat(builder, _B64, flip))
+    kept = builder.icmp_unsigned("<", ir.Constant(_B64, list(range(64))),
+                                 splat(builder, _B64, builder.trunc(count, I8)))
+    v = builder.select(kept, v, _const(0, _B64))
+    wide = builder.zext(v, ir.VectorType(I32, 64))
     return builder.zext(call(builder, "llvm.vector.reduce.add.v64i32", I32, [wide]),
                         ir.IntType(64))

@@ -147,8 +147,8 @@ SIMD_OPS = {
     "vf_add": lambda a, b: a + b,
     "vf_clamp": _np_vf_clamp,
     "vd_zero": lambda: np.zeros(32, np.int32),
-    "vb_sum64": lambda a, i, f: np.int64((a.view(np.uint8)[i * a.itemsize:i * a.itemsize + 64]
-                                          ^ np.uint8(f)).sum(dtype=np.int64)),
+    "vb_sum64": lambda a, i, f, n: np.int64((a.view(np.uint8)[i * a.itemsize:i * a.itemsize + n]
+                                             ^ np.uint8(f)).sum(dtype=np.int64)),
     "vd_dpbusd": lambda acc, u, s: _np_vd_dp(acc, u, s, False),
     "vd_dpbssd": lambda acc, u, s: _np_vd_dp(acc, u, s, True),
     "vd_sum": lambda acc: acc.reshape(16, 2).sum(axis=1, dtype=np.int32),

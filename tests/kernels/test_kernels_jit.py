@@ -361,6 +361,22 @@ def test_load_t4_transposes_and_copy16_flips():
     np.testing.assert_array_equal(copy, expected)
 
 
+def test_sum64_counts_the_first_n_bytes():
+    """vb_sum64(a, i, f, n): the sum of the first n (0..64) of the 64 bytes at &a[i], each XOR
+    f, as unsigned values (bytes past n are read but not counted); oracle: numpy."""
+    src = ((np.arange(200) * 53 + 7) % 256).astype(np.uint8)
+
+    @_jit.njit(cache=False)
+    def run(src, i, f, n):
+        return _jit.vb_sum64(src, i, f, n)
+
+    for i in (0, 5, 136):
+        for f in (0, 128):
+            for n in (0, 1, 15, 16, 31, 32, 33, 63, 64):
+                want = int((src[i:i + n] ^ np.uint8(f)).sum(dtype=np.int64))
+                assert run(src, i, np.uint8(f), n) == want, (i, f, n)
+
+
 def test_or_and_shifts_lane_wise():
     """vi_or, vi_shl, vi_lshr against numpy's uint32 arithmetic, shift counts 0..31."""
     rng = np.random.default_rng(3)
