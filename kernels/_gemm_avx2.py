@@ -90,6 +90,12 @@ def _col_signed(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi
             _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
 
 
+@njit(_nrt=False, inline="always")
+def _dp(acc, u, w, signed):
+    """vd_dpbssd (input bytes signed) or vd_dpbusd; ``signed`` is the same for a whole loop."""
+    return vd_dpbssd(acc, u, w) if signed else vd_dpbusd(acc, u, w)
+
+
 @njit(_nrt=False)
 def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi, out, cout):
     """One output pixel (a 1x1 CONV_2D on one pixel: :mod:`nnsim.kernels._gemv`) x one
@@ -97,24 +103,12 @@ def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi
     group): the sums of :func:`_col` (:func:`_col_signed` when ``signed``) for a single
     pixel."""
     a0, a1 = vd_zero(), vd_zero()
-    if two and signed:
-        for g in range(groups):
-            u = vi_bcast4(x, 4 * g)
-            a0, a1 = vd_dpbssd(a0, u, vi_load(wp, p)), vd_dpbssd(a1, u, vi_load(wp, p + 64))
-            p += ws
-    elif two:
-        for g in range(groups):
-            u = vi_bcast4(x, 4 * g)
-            a0, a1 = vd_dpbusd(a0, u, vi_load(wp, p)), vd_dpbusd(a1, u, vi_load(wp, p + 64))
-            p += ws
-    elif signed:
-        for g in range(groups):
-            a0 = vd_dpbssd(a0, vi_bcast4(x, 4 * g), vi_load(wp, p))
-            p += ws
-    else:
-        for g in range(groups):
-            a0 = vd_dpbusd(a0, vi_bcast4(x, 4 * g), vi_load(wp, p))
-            p += ws
+    for g in range(groups):
+        u = vi_bcast4(x, 4 * g)
+        a0 = _dp(a0, u, vi_load(wp, p), signed)
+        if two:
+            a1 = _dp(a1, u, vi_load(wp, p + 64), signed)
+        p += ws
     _emit(a0, qp, c, cpad, extra, zp, lo, hi, out, c, cout - c)
     if two:
         _emit(a1, qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, cout - c - 16)
@@ -127,20 +121,12 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
     accumulator registers: some spill; in two passes of two columns each pass read every
     other 128 bytes, and the layer took 71 against 55 us with the weights out of cache)."""
     a0, a1, a2, a3 = vd_zero(), vd_zero(), vd_zero(), vd_zero()
-    if signed:
-        for g in range(groups):
-            u = vi_bcast4(x, 4 * g)
-            a0, a1 = vd_dpbssd(a0, u, vi_load(wp, p)), vd_dpbssd(a1, u, vi_load(wp, p + 64))
-            a2 = vd_dpbssd(a2, u, vi_load(wp, p + 128))
-            a3 = vd_dpbssd(a3, u, vi_load(wp, p + 192))
-            p += 256
-    else:
-        for g in range(groups):
-            u = vi_bcast4(x, 4 * g)
-            a0, a1 = vd_dpbusd(a0, u, vi_load(wp, p)), vd_dpbusd(a1, u, vi_load(wp, p + 64))
-            a2 = vd_dpbusd(a2, u, vi_load(wp, p + 128))
-            a3 = vd_dpbusd(a3, u, vi_load(wp, p + 192))
-            p += 256
+    for g in range(groups):
+        u = vi_bcast4(x, 4 * g)
+        a0, a1 = _dp(a0, u, vi_load(wp, p), signed), _dp(a1, u, vi_load(wp, p + 64), signed)
+        a2 = _dp(a2, u, vi_load(wp, p + 128), signed)
+        a3 = _dp(a3, u, vi_load(wp, p + 192), signed)
+        p += 256
     _emit(a0, qp, c, cpad, extra, zp, lo, hi, out, c, 16)
     _emit(a1, qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, 16)
     _emit(a2, qp, c + 32, cpad, extra, zp, lo, hi, out, c + 32, 16)

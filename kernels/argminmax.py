@@ -104,7 +104,8 @@ def _arg8_core(data, xor, out):
         return out
     best = np.empty(inner, np.int64)
     for o in range(outer):
-        best[:] = 0
+        for i in range(inner):   # (not best[:] = 0: a slice assignment compiles more)
+            best[i] = 0
         for k in range(size):
             for i in range(inner):
                 best[i] = max(best[i], (np.int64(data[o, k, i] ^ xor) << 24) | (low - k))
