@@ -1,12 +1,20 @@
-"""Integer GEMM micro-kernels for CPUs without AVX-512 (``SIMD_MODE == "avx2"``): the tile
-function :mod:`nnsim.kernels._gemm_int` uses there.
+"""Integer GEMM micro-kernels for CPUs without AVX-512 (``SIMD_MODE == "avx2"``): the
+convolution's block function :mod:`nnsim.kernels._gemm_int` uses there, and the matrix-vector
+loops of a one-pixel 1x1 convolution (:mod:`nnsim.kernels._gemv`).
 
-Same packed filter and arithmetic as the VNNI kernels (``D = sum xu * ws``, see
-:mod:`nnsim.kernels.gemm`), sized for 16 ymm registers: 3 pixels x 16 channels per pass, each
-accumulator a ``vd`` (4 ymm of pair sums: ``vpmaddwd`` on bytes widened to int16, whose
-horizontal add is left to the end of the sum, once per output). 12 accumulator registers, the
-widened input of the current pixel and one weight register fit without spilling. Integer sums
-are exact, so the order in which pair sums are added does not matter.
+Same arithmetic as the VNNI kernels (``D = sum xu * ws``, see :mod:`nnsim.kernels.gemm`),
+sized for 16 ymm registers. AVX2 has no byte dot product: ``vpmaddwd`` multiplies int16
+pairs and adds each pair in an int32 lane. The convolution puts channels in lanes: each
+block's patches are widened to int16 once (:func:`_widen`), the filter is stored widened with
+two taps per lane (:func:`widen_pairs`), and one broadcast pair of input taps times the
+filter's pairs adds straight into 16 channel sums per pixel (:func:`_col_pairs`, 6 pixels x
+16 channels: 12 accumulator registers, one weight register, the broadcast and a product).
+Nothing is left to add across lanes at the end, and a pixel needs no widening per column.
+(The earlier kernel kept 4 taps of 16 channels in 4 registers of pair sums per pixel, 3
+pixels a pass, widened the input bytes for every column and added the pair sums across
+lanes once per output: MobileNet v2 on an AVX2-only CPU 9.4 -> 8.1 ms with this one,
+benchmarks/README.md, "Seventh session".) The matrix-vector loops keep that layout
+(``vd`` accumulators on the byte filter): one pixel has no patches to widen once for many.
 
 A direct int8 input (``xmask`` set) is widened signed instead of XOR-ed to ``xu``: that sum
 is ``D - 128 * SW``, which the plan folds into the bias (:class:`QuantGemmPlan`).
@@ -14,80 +22,18 @@ is ``D - 128 * SW``, which the plan folds into the bias (:class:`QuantGemmPlan`)
 
 from __future__ import annotations
 
-from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_bcast4, vi_load,
-                                vi_requant)
+import numpy as np
 
-_R = 3   # pixels per pass
-
-
-@njit(_nrt=False)
-def _tile_avx2(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi,
-               out, o, cout, scratch):
-    """``n`` pixels (patch runs from ``src[rb[j]]``) x ``ncol`` columns of 16 channels
-    (``gpr`` groups of 4 taps per run; weights ``wp[woff:]``, ``64 * ncol`` bytes a group)."""
-    stride = ncol * 64
-    for c in range(ncol):
-        if xmask != 0:
-            _col_signed(src, rb, n, dy, kh, gpr, wp, woff + 64 * c, stride, qp, c0 + 16 * c,
-                        cpad, ex, zp, lo, hi, out, o + 16 * c, cout, cout - c0 - 16 * c)
-        else:
-            _col(src, rb, n, dy, kh, gpr, wp, woff + 64 * c, stride, qp, c0 + 16 * c, cpad, ex,
-                 zp, lo, hi, out, o + 16 * c, cout, cout - c0 - 16 * c)
+from nnsim.kernels._common import aligned_copy
+from nnsim.kernels._gemm_common import _TILE, _store8
+from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_bcast4, vi_dpwssd,
+                                vi_load, vi_requant, vi_zero)
 
 
 @njit(_nrt=False, inline="always")   # a call per 16 outputs costs as much as the requant
 def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count):
-    _store8(vi_requant(vd_sum(v), qp, c, cpad, extra, zp, lo, hi), out, o, count)
-
-
-@njit(_nrt=False)
-def _col(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout, cv):
-    """``n`` pixels, 3 at a time, x 16 channels: ``xu`` bytes (unsigned)."""
-    for j in range(0, n, _R):
-        r0, r1, r2 = rb[j], rb[j + 1], rb[j + 2]
-        a0, a1, a2 = vd_zero(), vd_zero(), vd_zero()
-        p = wo
-        for ky in range(kh):
-            t = ky * dy
-            for _ in range(gpr):
-                w = vi_load(wp, p)
-                p += ws
-                a0 = vd_dpbusd(a0, vi_bcast4(src, r0 + t), w)
-                a1 = vd_dpbusd(a1, vi_bcast4(src, r1 + t), w)
-                a2 = vd_dpbusd(a2, vi_bcast4(src, r2 + t), w)
-                t += 4
-        o = o0 + j * cout
-        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
-        if j + 1 < n:
-            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
-        if j + 2 < n:
-            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
-
-
-@njit(_nrt=False)
-def _col_signed(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout,
-                cv):
-    """:func:`_col` for int8 input bytes (widened signed)."""
-    for j in range(0, n, _R):
-        r0, r1, r2 = rb[j], rb[j + 1], rb[j + 2]
-        a0, a1, a2 = vd_zero(), vd_zero(), vd_zero()
-        p = wo
-        for ky in range(kh):
-            t = ky * dy
-            for _ in range(gpr):
-                w = vi_load(wp, p)
-                p += ws
-                a0 = vd_dpbssd(a0, vi_bcast4(src, r0 + t), w)
-                a1 = vd_dpbssd(a1, vi_bcast4(src, r1 + t), w)
-                a2 = vd_dpbssd(a2, vi_bcast4(src, r2 + t), w)
-                t += 4
-        o = o0 + j * cout
-        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
-        if j + 1 < n:
-            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
-        if j + 2 < n:
-            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
+    """Requantize the 16 channel sums ``v`` (channels c..) and store the first ``count``."""
+    _store8(vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out, o, count)
 
 
 @njit(_nrt=False, inline="always")
@@ -100,8 +46,7 @@ def _dp(acc, u, w, signed):
 def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi, out, cout):
     """One output pixel (a 1x1 CONV_2D on one pixel: :mod:`nnsim.kernels._gemv`) x one
     column of 16 channels, or two (``two``), of the last, partial tile (``ws`` bytes a
-    group): the sums of :func:`_col` (:func:`_col_signed` when ``signed``) for a single
-    pixel."""
+    group), input bytes widened signed when ``signed``."""
     a0, a1 = vd_zero(), vd_zero()
     for g in range(groups):
         u = vi_bcast4(x, 4 * g)
@@ -109,9 +54,9 @@ def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi
         if two:
             a1 = _dp(a1, u, vi_load(wp, p + 64), signed)
         p += ws
-    _emit(a0, qp, c, cpad, extra, zp, lo, hi, out, c, cout - c)
+    _emit(vd_sum(a0), qp, c, cpad, extra, zp, lo, hi, out, c, cout - c)
     if two:
-        _emit(a1, qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, cout - c - 16)
+        _emit(vd_sum(a1), qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, cout - c - 16)
 
 
 @njit(_nrt=False)
@@ -127,7 +72,130 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
         a2 = _dp(a2, u, vi_load(wp, p + 128), signed)
         a3 = _dp(a3, u, vi_load(wp, p + 192), signed)
         p += 256
-    _emit(a0, qp, c, cpad, extra, zp, lo, hi, out, c, 16)
-    _emit(a1, qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, 16)
-    _emit(a2, qp, c + 32, cpad, extra, zp, lo, hi, out, c + 32, 16)
-    _emit(a3, qp, c + 48, cpad, extra, zp, lo, hi, out, c + 48, cout - c - 48)
+    _emit(vd_sum(a0), qp, c, cpad, extra, zp, lo, hi, out, c, 16)
+    _emit(vd_sum(a1), qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, 16)
+    _emit(vd_sum(a2), qp, c + 32, cpad, extra, zp, lo, hi, out, c + 32, 16)
+    _emit(vd_sum(a3), qp, c + 48, cpad, extra, zp, lo, hi, out, c + 48, cout - c - 48)
+
+
+# --- pair lanes ------------------------------------------------------------------------------
+
+_RP = 6   # pixels per pass of the pair-lane kernel
+
+
+def widen_pairs(wp):
+    """The packed filter (64-byte groups: 16 channels x 4 taps of ``ws``) as int16 groups of
+    the pair-lane kernel: taps 0, 1 of the 16 channels (lane j = channel j), then taps 2, 3.
+    Group offsets in int16 elements equal those of ``wp`` in bytes."""
+    b = np.asarray(wp).view(np.int8).reshape(-1, 16, 2, 2).astype(np.int16)
+    return aligned_copy(b.transpose(0, 2, 1, 3).reshape(-1))
+
+
+@njit(_nrt=False)
+def _widen(src, rb, n, kh, seg, dy, step, f, dst, rbw):
+    """The patches of ``n`` pixels (``kh`` runs of ``seg`` bytes from ``src[rb[j] + ky *
+    dy]``) as int16 in ``dst`` (each byte zero-extended, or sign-extended when ``f`` is 128:
+    int8 bytes). Pixels whose patches start ``step`` bytes after the one before (a row of
+    the output; all of them for a 1x1 filter) share their runs: each stretch of input is
+    widened once. Run ``ky`` of pixel j goes to ``dst[rbw[j] + ky * span]``; returns
+    ``span`` (at most ``n * max(seg, step)``); ``rbw[n:n + _RP]`` = 0."""
+    span = 0
+    j = 0
+    while j < n:   # where each pixel's first run goes
+        e = _stretch(rb, j, n, step)
+        for i in range(j, e):
+            rbw[i] = span + rb[i] - rb[j]
+        span += rb[e - 1] - rb[j] + seg
+        j = e
+    j = 0
+    while j < n:
+        e = _stretch(rb, j, n, step)
+        length = rb[e - 1] - rb[j] + seg
+        for ky in range(kh):
+            b = dst[rbw[j] + ky * span:rbw[j] + ky * span + length]
+            s = rb[j] + ky * dy
+            if f:   # (slices: loops over indices from 0 vectorize)
+                a8 = src[s:s + length].view(np.int8)
+                for i in range(length):
+                    b[i] = a8[i]
+            else:
+                a = src[s:s + length]
+                for i in range(length):
+                    b[i] = a[i]
+        j = e
+    for j in range(n, n + _RP):
+        rbw[j] = 0
+    return span
+
+
+@njit(_nrt=False, inline="always")
+def _stretch(rb, j, n, step):
+    """The end of the pixels from j on whose patches start ``step`` bytes apart."""
+    e = j + 1
+    while e < n and rb[e] - rb[e - 1] == step:
+        e += 1
+    return e
+
+
+@njit(_nrt=False)
+def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout,
+               cv):
+    """``n`` pixels, 6 at a time (``kh`` runs of widened patches at ``src[rb[j] + ky *
+    dy]``, ``gpr`` groups of 4 taps a run), x 16 channels: per pair of taps one vpmaddwd per
+    8 channels on the pair broadcast, channels in lanes."""
+    for j in range(0, n, _RP):
+        r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
+        a0, a1, a2, a3, a4, a5 = vi_zero(), vi_zero(), vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(gpr):
+                w = vi_load(wp, p)   # taps t, t + 1 of the 16 channels
+                a0 = vi_dpwssd(a0, vi_bcast4(src, r0 + t), w)
+                a1 = vi_dpwssd(a1, vi_bcast4(src, r1 + t), w)
+                a2 = vi_dpwssd(a2, vi_bcast4(src, r2 + t), w)
+                a3 = vi_dpwssd(a3, vi_bcast4(src, r3 + t), w)
+                a4 = vi_dpwssd(a4, vi_bcast4(src, r4 + t), w)
+                a5 = vi_dpwssd(a5, vi_bcast4(src, r5 + t), w)
+                w = vi_load(wp, p + 32)   # taps t + 2, t + 3
+                a0 = vi_dpwssd(a0, vi_bcast4(src, r0 + t + 2), w)
+                a1 = vi_dpwssd(a1, vi_bcast4(src, r1 + t + 2), w)
+                a2 = vi_dpwssd(a2, vi_bcast4(src, r2 + t + 2), w)
+                a3 = vi_dpwssd(a3, vi_bcast4(src, r3 + t + 2), w)
+                a4 = vi_dpwssd(a4, vi_bcast4(src, r4 + t + 2), w)
+                a5 = vi_dpwssd(a5, vi_bcast4(src, r5 + t + 2), w)
+                t += 4
+                p += ws
+        o = o0 + j * cout
+        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
+        if j + 1 < n:
+            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
+        if j + 2 < n:
+            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
+        if j + 3 < n:
+            _emit(a3, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o + 3 * cout, cv)
+        if j + 4 < n:
+            _emit(a4, qp, c, cpad, ex[j + 4], zp, lo, hi, out, o + 4 * cout, cv)
+        if j + 5 < n:
+            _emit(a5, qp, c, cpad, ex[j + 5], zp, lo, hi, out, o + 5 * cout, cv)
+
+
+@njit(_nrt=False)
+def _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex, zp, lo,
+                 hi, out, p0, cout, wide, rbw):
+    """Channels ``c_lo:c_hi`` of ``n`` pixels (the block at ``p0``): the patches widened once
+    (:func:`_widen`), then each 16-channel column by :func:`_col_pairs` (``wp``: the filter
+    of :func:`widen_pairs`)."""
+    span = _widen(src, rb, n, kh, seg, dy, step, np.uint8(128 if xmask != 0 else 0), wide, rbw)
+    groups = kh * seg // 4
+    c0 = c_lo
+    woff = (c_lo // _TILE) * groups * 256
+    while c0 < c_hi:
+        ncol = min(4, (cout - c0 + 15) // 16)
+        stride = ncol * 64
+        for c in range(ncol):
+            cc = c0 + 16 * c
+            _col_pairs(wide, rbw, n, span, kh, seg // 4, wp, woff + 64 * c, stride, qp, cc,
+                       cpad, ex, zp, lo, hi, out, p0 * cout + cc, cout, cout - cc)
+        woff += groups * ncol * 64
+        c0 += _TILE

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._gemm_avx2 import _tile_avx2
+from nnsim.kernels._gemm_avx2 import _RP, _block_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_padded,
                                         _gather, _row_bases, _store8)
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_add, vi_bcast4,
@@ -46,6 +46,9 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, p_lo,
     ex = np.zeros(_BLOCK + _ROWS, np.int32)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
     src = cols if mode == _GATHER else x
+    step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
+    wide = np.empty(_BLOCK * kh * max(seg, step) if _PAIRS else 1, np.int16)
+    rbw = np.zeros(_BLOCK + _RP, np.int64)
     for p0 in range(p_lo, p_hi, _BLOCK):
         n = min(_BLOCK, p_hi - p0)
         if mode == _GATHER:
@@ -56,12 +59,16 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, p_lo,
                       xflip)
             for j in range(n):
                 ex[j] = np.int32(rowcoef * (sx[j] - kfill))
+        if _PAIRS:
+            _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex,
+                         out_zp, lo, hi, oflat, p0, cout, wide, rbw)
+            continue
         c0 = c_lo
         woff = (c_lo // _TILE) * groups * 256
         while c0 < c_hi:
             ncol = min(4, (cout - c0 + 15) // 16)
-            _tile(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex, out_zp,
-                  lo, hi, oflat, p0 * cout + c0, cout, scratch)
+            _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex,
+                       out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch)
             woff += groups * ncol * 64
             c0 += _TILE
 
@@ -88,8 +95,8 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
 
 
 @njit(_nrt=False)
-def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi, out, o,
-          cout, scratch):
+def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi,
+               out, o, cout, scratch):
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
     (``gpr`` groups of 4 taps per run)."""
     stride = ncol * 64
@@ -107,8 +114,9 @@ def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex,
              out, o, cout, cout - c0, scratch)
 
 
-#: The tile function of the SIMD mode (16 zmm-sized accumulators suit AVX-512 only).
-_tile = _tile_avx2 if SIMD_MODE == "avx2" else _tile_vnni
+#: AVX2 (16 ymm registers, no byte dot product) computes each block with the pair-lane
+#: kernels of :mod:`nnsim.kernels._gemm_avx2` instead of the tiles above.
+_PAIRS = SIMD_MODE == "avx2"
 
 
 @njit(_nrt=False)

@@ -16,7 +16,9 @@ exactly), so int8 and uint8 layers run one compiled core; float padding holds
 
 With AVX-512 VNNI, 3x3 stride-1 undilated layers with int8 weights (w_zp = 0), and stride-2
 ones with AVX-512 VBMI too, run :mod:`nnsim.kernels._dw_widened` instead: one ``vpdpbusd``
-per window row, the same sums.
+per window row, the same sums. With AVX2, 3x3 stride-1 undilated layers (any weights) run
+:mod:`nnsim.kernels._dw_pairs`: input rows widened once to int16 pairs, two ``vpmaddwd`` per
+window row, the same sums.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
+from nnsim.kernels._dw_pairs import (_dw_pairs_par, _dw_pairs_part, pair_ring_bytes,
+                                     pair_weights)
 from nnsim.kernels._dw_widened import (_dw_s2_par, _dw_s2_part, _dw_widened_par,
                                        _dw_widened_part, compact_ring_bytes, ring_bytes,
                                        widened_weights)
@@ -151,6 +155,12 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
             plan.widened = (widened_weights(wq, plan.cpad),
                             np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
                             cm.aligned_zeros(ring, np.uint8))
+        elif SIMD_MODE == "avx2" and m == 1 and geometry == (3, 3, 1, 1, 1, 1):
+            # int16 pairs of widened rows, any weight type (nnsim.kernels._dw_pairs)
+            plan.pairs = True
+            plan.widened = (pair_weights(wq, plan.cpad),
+                            np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
+                            cm.aligned_zeros(pair_ring_bytes(ow), np.uint8))
         plan.out_dtype = odt
         return plan, out_shape
 
@@ -200,8 +210,10 @@ class _Plan:
         self.dims = np.array([h, w, pt, pl, hp, wp, span], np.int64)
         self.slots = np.zeros(span, np.int64)
         self.rows = np.zeros(int(geo[0]), np.int64)
-        self.widened = None   # (weights, dims, ring) of nnsim.kernels._dw_widened, or None
+        # (weights, dims, ring) of nnsim.kernels._dw_widened or _dw_pairs, or None
+        self.widened = None
         self.stride2 = False   # widened with the stride-2 core (compact rows)
+        self.pairs = False   # widened to int16 pairs (AVX2)
         self._split = {}   # thread count -> see _parallel
 
     def run(self, x, out):
@@ -220,6 +232,7 @@ class _Plan:
             args = (x.view(np.uint8).reshape(-1), dims, w3, self.qp, self.prm,
                     out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
             part, par = ((_dw_s2_part, _dw_s2_par) if self.stride2 else
+                         (_dw_pairs_part, _dw_pairs_par) if self.pairs else
                          (_dw_widened_part, _dw_widened_par))
             if split is None:
                 return partial(part, *args, ring, 0, batches * out_h, 0, cout)
@@ -247,9 +260,10 @@ class _Plan:
     def _parallel(self):
         """For the current thread count: ``(parts, rings, slots, rows, widened rings)`` with
         per part one ring (or the shared padded copy) and row bookkeeping, or for a widened
-        layer only one ring of widened rows (the others None), or None to run serially. Parts are ranges of output
-        rows (all channels), or of 16-channel groups (all rows) when those spread the work
-        clearly more evenly (:func:`nnsim.kernels.threads.rows_or_channels`)."""
+        layer only one ring of widened rows (the others None), or None to run serially. Parts
+        are ranges of output rows (all channels), or of 16-channel groups (all rows) when
+        those spread the work clearly more evenly
+        (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
         if count <= 1:
             return None

@@ -4,7 +4,7 @@ A convolution is ``out[p, c] = sum_k patch[p, k] * w[k, c]`` over output pixels 
 the output viewed as ``[N * OH * OW, Cout]``) and taps ``k`` in TFLite's (ky, kx, ci) order.
 Patches are either input rows (1x1, stride 1, unpadded: no copy) or gathered per block of
 pixels (im2col). Micro-kernels compute 4 pixels x 64 channels in 16-lane vector registers
-(:mod:`nnsim.kernels._jit` SIMD ops; 3 pixels x 16 channels on AVX2,
+(:mod:`nnsim.kernels._jit` SIMD ops; 6 pixels x 16 channels on widened patches on AVX2,
 :mod:`nnsim.kernels._gemm_avx2`), then the tile is requantized (or biased and clamped)
 into the output. With more than one thread (:mod:`nnsim.kernels.threads`) a layer is split
 into ranges of output pixels or of 64-channel tiles.
@@ -56,13 +56,14 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "re
 # an int32 scalar. The requantization table is ``u32``, as :func:`shift_free` makes it for
 # every layer of the shared models. Lists in the order the core's compilation asks for them.
 _INT_ARGS = "u8 i64 i i i i i8 i i n u32 i i i32 i i i u8 i i i u8"
-_AVX2_ARGS = "u8 i64 i i i i i8 i i u32 i i i32 i i i u8 i i i"
+_AVX2_ARGS = "i16 i64 i i i i i16 i i u32 i i i32 i i i u8 i i i"
 _MICRO_KERNELS = {
-    "avx2": [(_gemm_avx2._col_signed, _AVX2_ARGS), (_gemm_avx2._col, _AVX2_ARGS)],
+    "avx2": [(_gemm_avx2._col_pairs, _AVX2_ARGS)],
     "other": [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
               (_gemm_int._mk1, _INT_ARGS)],
 }
-_DUMMY = {"u8": np.uint8, "i8": np.int8, "i32": np.int32, "u32": np.uint32, "i64": np.int64}
+_DUMMY = {"u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "u32": np.uint32,
+          "i64": np.int64}
 
 
 def compile_micro_kernels() -> int:
@@ -370,6 +371,9 @@ class QuantGemmPlan(_Plan):
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
+        # the filter as the convolution core reads it: on AVX2 in int16 pairs (_gemm_avx2)
+        self.wpk = (_gemm_avx2.widen_pairs(self.wp) if SIMD_MODE == "avx2" and not self.gemv
+                    else self.wp)
 
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as
@@ -388,7 +392,7 @@ class QuantGemmPlan(_Plan):
             if split is None:
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
             return partial(_quant_gemv_par, *args, *split[1], split[0])
-        args = (self.geo, self.prm, self.wp, self.qp, out.view(np.uint8).reshape(-1, self.cout),
+        args = (self.geo, self.prm, self.wpk, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         return self._bind_core(_quant_conv_part, _quant_conv_par, xb, xb,
                                128 if self.flip else 0, args, (self.cols, self.rb, self.sx))

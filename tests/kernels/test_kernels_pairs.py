@@ -1,0 +1,140 @@
+"""The AVX2 pair-lane kernels (kernels/_gemm_avx2.py's convolution, kernels/_dw_pairs.py's 3x3
+depthwise) against the reference kernels, bit for bit.
+
+They only run where nnsim compiles for AVX2 (``SIMD_MODE == "avx2"``: an AVX2-only CPU,
+``NUMBA_CPU_NAME=haswell``, ``python -m benchmarks.avx2_only``). On an AVX-512 host
+:func:`test_pair_kernels_compiled_for_haswell` runs this file again in a child with
+``NUMBA_CPU_NAME=haswell``, so that every machine checks both code paths.
+"""
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from .kernel_testutil import random_q
+from nnsim.kernels import _jit, conv, depthwise, threads
+from nnsim.kernels._gemm_avx2 import widen_pairs
+from nnsim.kernels.gemm import pack_weights
+from nnsim.kernels.reference import conv as ref_conv
+from nnsim.kernels.reference import depthwise as ref_depthwise
+
+AVX2 = _jit.SIMD_MODE == "avx2"
+on_avx2 = pytest.mark.skipif(not AVX2, reason="compiled for AVX2 only (see the module doc)")
+
+
+def test_widen_pairs_layout():
+    """Each 64-byte group of the packed filter (16 channels x 4 taps) becomes taps 0, 1 of the
+    16 channels as int16 pairs, then taps 2, 3: hand-indexed from the [Cout, K] matrix."""
+    rng = np.random.default_rng(5)
+    w2d = rng.integers(-128, 128, (20, 10)).astype(np.int8)   # 2 columns, K padded to 12
+    wide = widen_pairs(pack_weights(w2d).data)
+    assert wide.dtype == np.int16 and wide.size == 2 * 3 * 16 * 4
+    full = np.zeros((32, 12), np.int16)
+    full[:20, :10] = w2d
+    for g in range(3):                 # groups of 4 taps
+        for col in range(2):           # columns of 16 channels, side by side in a group
+            block = wide[(g * 2 + col) * 64:(g * 2 + col + 1) * 64].reshape(2, 16, 2)
+            for pair in range(2):
+                want = full[16 * col:16 * col + 16, 4 * g + 2 * pair:4 * g + 2 * pair + 2]
+                np.testing.assert_array_equal(block[pair], want)
+
+
+_CONV_CASES = [
+    # (x shape, cout, kernel, stride, dilation, padding)
+    ((1, 7, 9, 16), 96, 1, 1, 1, "valid"),     # 1x1 on input rows (K = 16, 63 pixels)
+    ((2, 5, 5, 24), 40, 1, 1, 1, "valid"),     # a batch; K and Cout not multiples of 16
+    ((1, 3, 3, 320), 200, 1, 1, 1, "valid"),   # long K, 9 pixels (a partial pass of 6)
+    ((1, 11, 13, 3), 32, 3, 2, 1, "same"),     # a first layer: padded rows, stride 2
+    ((2, 6, 7, 8), 24, 3, 1, 1, "same"),       # overlapping patches share their runs
+    ((1, 9, 9, 5), 17, 3, 1, 2, "same"),       # dilated: gathered patches
+    ((1, 8, 10, 12), 16, 1, 2, 1, "valid"),    # 1x1 stride 2: runs with gaps between
+]
+
+
+def _conv_case(rng, dtype, wdtype, shape, cout, k, stride, dil, padding):
+    x = random_q(rng, dtype, shape)
+    w = random_q(rng, wdtype, (cout, k, k, shape[3]))
+    bias = rng.integers(-30000, 30000, cout).astype(np.int32)
+    pad = (k - 1) * dil if padding == "same" else 0
+    g = dict(stride_h=stride, stride_w=stride, dilation_h=dil, dilation_w=dil,
+             pad_top=pad // 2, pad_bottom=pad - pad // 2, pad_left=pad // 2,
+             pad_right=pad - pad // 2, fuse=int(rng.integers(0, 4)))
+    q = dict(in_scale=0.03, in_zp=int(rng.integers(-20, 20)) + (128 if dtype == np.uint8 else 0),
+             out_scale=0.9, out_zp=5,
+             w_scales=rng.uniform(0.002, 0.02, cout) if wdtype == np.int8 else [0.01],
+             w_zp=0 if wdtype == np.int8 else 131)
+    return x, w, bias, g, q
+
+
+@on_avx2
+@pytest.mark.parametrize("dtype,wdtype", [(np.uint8, np.uint8), (np.int8, np.int8),
+                                          (np.uint8, np.int8)])
+@pytest.mark.parametrize("case", _CONV_CASES)
+def test_conv_pairs_equal_reference(case, dtype, wdtype, monkeypatch):
+    """CONV_2D through the pair-lane kernel (int16 filter) equals the reference kernel, with
+    1-3 threads (parts of pixels or channels): 1x1 and windowed, int8 input widened signed,
+    uint8 weights with a zero point (the input-sum term)."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(zlib.crc32(repr((case, dtype, wdtype)).encode()))
+    x, w, bias, g, q = _conv_case(rng, dtype, wdtype, *case)
+    plan, out_shape = conv.prepare_conv_2d(x.shape, dtype, w, bias, **g, **q)
+    assert plan.wpk.dtype == np.int16
+    want = ref_conv.conv_2d(x, w, bias, **g, **q)
+    for n in (1, 2, 3):
+        out = np.zeros(out_shape, dtype)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+        np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
+
+
+@on_avx2
+@pytest.mark.parametrize("dtype,wdtype", [(np.uint8, np.uint8), (np.int8, np.int8)])
+@pytest.mark.parametrize("shape,padding", [((1, 9, 11, 16), "same"), ((2, 5, 4, 40), "same"),
+                                           ((1, 6, 7, 24), "valid"), ((1, 1, 1, 8), "same"),
+                                           ((1, 3, 20, 96), "same")])
+def test_depthwise_pairs_equal_reference(shape, padding, dtype, wdtype, monkeypatch):
+    """3x3 stride-1 DEPTHWISE_CONV_2D through kernels/_dw_pairs.py equals the reference
+    kernel with 1-3 threads: borders, a one-pixel image, channels not a multiple of 16, uint8
+    weights with a zero point (9-bit products), int8 input read as uint8 + 128."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, padding, dtype, wdtype)).encode()))
+    c = shape[3]
+    x = random_q(rng, dtype, shape)
+    w = random_q(rng, wdtype, (1, 3, 3, c))
+    bias = rng.integers(-5000, 5000, c).astype(np.int32)
+    p = 1 if padding == "same" else 0
+    g = dict(depth_multiplier=1, stride_h=1, stride_w=1, pad_top=p, pad_bottom=p, pad_left=p,
+             pad_right=p, fuse=int(rng.integers(0, 4)))
+    q = dict(in_scale=0.05, in_zp=int(rng.integers(-10, 10)) + (128 if dtype == np.uint8 else 0),
+             out_scale=0.4, out_zp=-3 if dtype == np.int8 else 120,
+             w_scales=rng.uniform(0.005, 0.02, c) if wdtype == np.int8 else [0.01],
+             w_zp=0 if wdtype == np.int8 else 140)
+    plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, dtype, w, bias, **g, **q)
+    assert plan.pairs
+    want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g, **q)
+    for n in (1, 2, 3):
+        out = np.zeros(out_shape, dtype)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+        np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
+
+
+@pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
+def test_pair_kernels_compiled_for_haswell():
+    """The tests above in a child compiling for Haswell (AVX2 + FMA, no AVX-512)."""
+    env = dict(os.environ, NUMBA_CPU_NAME="haswell")
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                           str(Path(__file__).relative_to(root))], cwd=root, env=env,
+                          capture_output=True, text=True, timeout=1500, check=False)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    summary = done.stdout.strip().splitlines()[-1]
+    want = 1 + 3 * len(_CONV_CASES) + 2 * 5   # every test but this one ran and passed
+    assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
