@@ -26,14 +26,20 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_copy
 from nnsim.kernels._gemm_common import _TILE, _store8
-from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_bcast4, vi_dpwssd,
-                                vi_load, vi_requant, vi_zero)
+from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add, vi_bcast4,
+                                vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
 
 
 @njit(_nrt=False, inline="always")   # a call per 16 outputs costs as much as the requant
 def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count):
     """Requantize the 16 channel sums ``v`` (channels c..) and store the first ``count``."""
     _store8(vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out, o, count)
+
+
+@njit(_nrt=False, inline="always")
+def _emit_biased(v, qp, c, cpad, zp, lo, hi, out, o, count):
+    """:func:`_emit` of sums that started at the bias and the pixel's extra term."""
+    _store8(vi_requantb(v, qp, c, cpad, zp, lo, hi), out, o, count)
 
 
 @njit(_nrt=False, inline="always")
@@ -143,9 +149,12 @@ def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
     """``n`` pixels, 6 at a time (``kh`` runs of widened patches at ``src[rb[j] + ky *
     dy]``, ``gpr`` groups of 4 taps a run), x 16 channels: per pair of taps one vpmaddwd per
     8 channels on the pair broadcast, channels in lanes."""
+    b = vi_load(qp, c)   # the sums start at the bias plus the pixel's extra term
     for j in range(0, n, _RP):
         r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
-        a0, a1, a2, a3, a4, a5 = vi_zero(), vi_zero(), vi_zero(), vi_zero(), vi_zero(), vi_zero()
+        a0, a1 = vi_add(b, vi_splat(ex[j])), vi_add(b, vi_splat(ex[j + 1]))
+        a2, a3 = vi_add(b, vi_splat(ex[j + 2])), vi_add(b, vi_splat(ex[j + 3]))
+        a4, a5 = vi_add(b, vi_splat(ex[j + 4])), vi_add(b, vi_splat(ex[j + 5]))
         p = wo
         for ky in range(kh):
             t = ky * dy
@@ -167,17 +176,17 @@ def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
                 t += 4
                 p += ws
         o = o0 + j * cout
-        _emit(a0, qp, c, cpad, ex[j], zp, lo, hi, out, o, cv)
+        _emit_biased(a0, qp, c, cpad, zp, lo, hi, out, o, cv)
         if j + 1 < n:
-            _emit(a1, qp, c, cpad, ex[j + 1], zp, lo, hi, out, o + cout, cv)
+            _emit_biased(a1, qp, c, cpad, zp, lo, hi, out, o + cout, cv)
         if j + 2 < n:
-            _emit(a2, qp, c, cpad, ex[j + 2], zp, lo, hi, out, o + 2 * cout, cv)
+            _emit_biased(a2, qp, c, cpad, zp, lo, hi, out, o + 2 * cout, cv)
         if j + 3 < n:
-            _emit(a3, qp, c, cpad, ex[j + 3], zp, lo, hi, out, o + 3 * cout, cv)
+            _emit_biased(a3, qp, c, cpad, zp, lo, hi, out, o + 3 * cout, cv)
         if j + 4 < n:
-            _emit(a4, qp, c, cpad, ex[j + 4], zp, lo, hi, out, o + 4 * cout, cv)
+            _emit_biased(a4, qp, c, cpad, zp, lo, hi, out, o + 4 * cout, cv)
         if j + 5 < n:
-            _emit(a5, qp, c, cpad, ex[j + 5], zp, lo, hi, out, o + 5 * cout, cv)
+            _emit_biased(a5, qp, c, cpad, zp, lo, hi, out, o + 5 * cout, cv)
 
 
 @njit(_nrt=False)

@@ -16,9 +16,9 @@ exactly), so int8 and uint8 layers run one compiled core; float padding holds
 
 With AVX-512 VNNI, 3x3 stride-1 undilated layers with int8 weights (w_zp = 0), and stride-2
 ones with AVX-512 VBMI too, run :mod:`nnsim.kernels._dw_widened` instead: one ``vpdpbusd``
-per window row, the same sums. With AVX2, 3x3 stride-1 undilated layers (any weights) run
-:mod:`nnsim.kernels._dw_pairs`: input rows widened once to int16 pairs, two ``vpmaddwd`` per
-window row, the same sums.
+per window row, the same sums. With AVX2, 3x3 stride-1 and stride-2 undilated layers (any
+weights) run :mod:`nnsim.kernels._dw_pairs`: input rows widened once to int16 pairs, two
+``vpmaddwd`` per window row, the same sums.
 """
 
 from __future__ import annotations
@@ -155,11 +155,13 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
             plan.widened = (widened_weights(wq, plan.cpad),
                             np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
                             cm.aligned_zeros(ring, np.uint8))
-        elif SIMD_MODE == "avx2" and m == 1 and geometry == (3, 3, 1, 1, 1, 1):
+        elif SIMD_MODE == "avx2" and m == 1 and geometry in ((3, 3, 1, 1, 1, 1),
+                                                              (3, 3, 2, 2, 1, 1)):
             # int16 pairs of widened rows, any weight type (nnsim.kernels._dw_pairs)
             plan.pairs = True
             plan.widened = (pair_weights(wq, plan.cpad),
-                            np.array([x_shape[1], x_shape[2], pad_top, pad_left], np.int64),
+                            np.array([x_shape[1], x_shape[2], pad_top, pad_left, stride_h],
+                                     np.int64),
                             cm.aligned_zeros(pair_ring_bytes(ow), np.uint8))
         plan.out_dtype = odt
         return plan, out_shape

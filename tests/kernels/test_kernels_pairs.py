@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .kernel_testutil import random_q
+from .kernel_testutil import random_q, tflite_padding
 from nnsim.kernels import _jit, conv, depthwise, threads
 from nnsim.kernels._gemm_avx2 import widen_pairs
 from nnsim.kernels.gemm import pack_weights
@@ -94,24 +94,30 @@ def test_conv_pairs_equal_reference(case, dtype, wdtype, monkeypatch):
         np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
 
 
+_DW_SHAPES = [((1, 9, 11, 16), "same"), ((2, 5, 4, 40), "same"), ((1, 6, 7, 24), "valid"),
+              ((1, 1, 1, 8), "same"), ((1, 3, 20, 96), "same"), ((1, 8, 9, 16), "valid")]
+
+
 @on_avx2
 @pytest.mark.parametrize("dtype,wdtype", [(np.uint8, np.uint8), (np.int8, np.int8)])
-@pytest.mark.parametrize("shape,padding", [((1, 9, 11, 16), "same"), ((2, 5, 4, 40), "same"),
-                                           ((1, 6, 7, 24), "valid"), ((1, 1, 1, 8), "same"),
-                                           ((1, 3, 20, 96), "same")])
-def test_depthwise_pairs_equal_reference(shape, padding, dtype, wdtype, monkeypatch):
-    """3x3 stride-1 DEPTHWISE_CONV_2D through kernels/_dw_pairs.py equals the reference
-    kernel with 1-3 threads: borders, a one-pixel image, channels not a multiple of 16, uint8
-    weights with a zero point (9-bit products), int8 input read as uint8 + 128."""
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("shape,padding", _DW_SHAPES)
+def test_depthwise_pairs_equal_reference(shape, padding, stride, dtype, wdtype, monkeypatch):
+    """3x3 DEPTHWISE_CONV_2D of stride 1 and 2 through kernels/_dw_pairs.py equals the
+    reference kernel with 1-3 threads: TFLite's SAME padding (at stride 2 more after than
+    before, none before for even sizes) and VALID, odd and even sizes, a one-pixel image,
+    channels not a multiple of 16, uint8 weights with a zero point (9-bit products), int8
+    input read as uint8 + 128."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
-    rng = np.random.default_rng(zlib.crc32(repr((shape, padding, dtype, wdtype)).encode()))
+    rng = np.random.default_rng(zlib.crc32(repr((shape, padding, stride, dtype)).encode()))
     c = shape[3]
     x = random_q(rng, dtype, shape)
     w = random_q(rng, wdtype, (1, 3, 3, c))
     bias = rng.integers(-5000, 5000, c).astype(np.int32)
-    p = 1 if padding == "same" else 0
-    g = dict(depth_multiplier=1, stride_h=1, stride_w=1, pad_top=p, pad_bottom=p, pad_left=p,
-             pad_right=p, fuse=int(rng.integers(0, 4)))
+    pt, pb, _ = tflite_padding(shape[1], 3, stride, 1, padding == "same")
+    pl, pr, _ = tflite_padding(shape[2], 3, stride, 1, padding == "same")
+    g = dict(depth_multiplier=1, stride_h=stride, stride_w=stride, pad_top=pt, pad_bottom=pb,
+             pad_left=pl, pad_right=pr, fuse=int(rng.integers(0, 4)))
     q = dict(in_scale=0.05, in_zp=int(rng.integers(-10, 10)) + (128 if dtype == np.uint8 else 0),
              out_scale=0.4, out_zp=-3 if dtype == np.int8 else 120,
              w_scales=rng.uniform(0.005, 0.02, c) if wdtype == np.int8 else [0.01],
@@ -136,5 +142,5 @@ def test_pair_kernels_compiled_for_haswell():
                           capture_output=True, text=True, timeout=1500, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
-    want = 1 + 3 * len(_CONV_CASES) + 2 * 5   # every test but this one ran and passed
+    want = 1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES)   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
