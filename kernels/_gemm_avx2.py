@@ -89,12 +89,24 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
 _RP = 6   # pixels per pass of the pair-lane kernel
 
 
-def widen_pairs(wp):
-    """The packed filter (64-byte groups: 16 channels x 4 taps of ``ws``) as int16 groups of
-    the pair-lane kernel: taps 0, 1 of the 16 channels (lane j = channel j), then taps 2, 3.
-    Group offsets in int16 elements equal those of ``wp`` in bytes."""
-    b = np.asarray(wp).view(np.int8).reshape(-1, 16, 2, 2).astype(np.int16)
-    return aligned_copy(b.transpose(0, 2, 1, 3).reshape(-1))
+def widen_pairs(wp, cout):
+    """The packed filter of ``cout`` channels (per tile of up to 4 columns of 16 channels,
+    64-byte groups of 4 taps, the tile's columns side by side) as the int16 filter of the
+    pair-lane kernel: per tile, each column's groups one after the other, a group's 64 bytes
+    becoming taps 0, 1 of the 16 channels as int16 pairs (lane j = channel j), then taps 2, 3.
+    A tile starts at the same offset (int16 elements) as in ``wp`` (bytes); each column's
+    filter is one stream (read with the column's groups 512 bytes apart, MobileNet v2's last
+    layers lost 40-90 us each to the evicted filter after a LiteRT invoke)."""
+    cols = -(-cout // 16)
+    groups = np.asarray(wp).size // (64 * cols)
+    b = np.asarray(wp).view(np.int8).astype(np.int16)
+    out, at = [], 0
+    for c in range(0, cols, 4):
+        n = min(4, cols - c)
+        tile = b[at:at + groups * n * 64].reshape(groups, n, 16, 2, 2)
+        out.append(tile.transpose(1, 0, 3, 2, 4).reshape(-1))
+        at += groups * n * 64
+    return aligned_copy(np.concatenate(out))
 
 
 @njit(_nrt=False)
@@ -144,11 +156,11 @@ def _stretch(rb, j, n, step):
 
 
 @njit(_nrt=False)
-def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi, out, o0, cout,
-               cv):
+def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, qp, c, cpad, ex, zp, lo, hi, out, o0, cout, cv):
     """``n`` pixels, 6 at a time (``kh`` runs of widened patches at ``src[rb[j] + ky *
-    dy]``, ``gpr`` groups of 4 taps a run), x 16 channels: per pair of taps one vpmaddwd per
-    8 channels on the pair broadcast, channels in lanes."""
+    dy]``, ``gpr`` groups of 4 taps a run), x the 16 channels whose filter starts at
+    ``wp[wo]`` (64 int16 a group): per pair of taps one vpmaddwd per 8 channels on the pair
+    broadcast, channels in lanes."""
     b = vi_load(qp, c)   # the sums start at the bias plus the pixel's extra term
     for j in range(0, n, _RP):
         r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
@@ -174,7 +186,7 @@ def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
                 a4 = vi_dpwssd(a4, vi_bcast4(src, r4 + t + 2), w)
                 a5 = vi_dpwssd(a5, vi_bcast4(src, r5 + t + 2), w)
                 t += 4
-                p += ws
+                p += 64
         o = o0 + j * cout
         _emit_biased(a0, qp, c, cpad, zp, lo, hi, out, o, cv)
         if j + 1 < n:
@@ -201,10 +213,9 @@ def _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad,
     woff = (c_lo // _TILE) * groups * 256
     while c0 < c_hi:
         ncol = min(4, (cout - c0 + 15) // 16)
-        stride = ncol * 64
         for c in range(ncol):
             cc = c0 + 16 * c
-            _col_pairs(wide, rbw, n, span, kh, seg // 4, wp, woff + 64 * c, stride, qp, cc,
+            _col_pairs(wide, rbw, n, span, kh, seg // 4, wp, woff + groups * 64 * c, qp, cc,
                        cpad, ex, zp, lo, hi, out, p0 * cout + cc, cout, cout - cc)
         woff += groups * ncol * 64
         c0 += _TILE

@@ -56,7 +56,7 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "re
 # an int32 scalar. The requantization table is ``u32``, as :func:`shift_free` makes it for
 # every layer of the shared models. Lists in the order the core's compilation asks for them.
 _INT_ARGS = "u8 i64 i i i i i8 i i n u32 i i i32 i i i u8 i i i u8"
-_AVX2_ARGS = "i16 i64 i i i i i16 i i u32 i i i32 i i i u8 i i i"
+_AVX2_ARGS = "i16 i64 i i i i i16 i u32 i i i32 i i i u8 i i i"
 _MICRO_KERNELS = {
     "avx2": [(_gemm_avx2._col_pairs, _AVX2_ARGS)],
     "other": [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
@@ -372,8 +372,8 @@ class QuantGemmPlan(_Plan):
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
         # the filter as the convolution core reads it: on AVX2 in int16 pairs (_gemm_avx2)
-        self.wpk = (_gemm_avx2.widen_pairs(self.wp) if SIMD_MODE == "avx2" and not self.gemv
-                    else self.wp)
+        self.wpk = (_gemm_avx2.widen_pairs(self.wp, cout)
+                    if SIMD_MODE == "avx2" and not self.gemv else self.wp)
 
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as

@@ -30,20 +30,23 @@ on_avx2 = pytest.mark.skipif(not AVX2, reason="compiled for AVX2 only (see the m
 
 
 def test_widen_pairs_layout():
-    """Each 64-byte group of the packed filter (16 channels x 4 taps) becomes taps 0, 1 of the
-    16 channels as int16 pairs, then taps 2, 3: hand-indexed from the [Cout, K] matrix."""
+    """Per tile of up to 4 columns of 16 channels, each column's groups of 4 taps one after the
+    other, a group as taps 0, 1 of the 16 channels as int16 pairs, then taps 2, 3: hand-indexed
+    from the [Cout, K] matrix (6 columns: a tile of 4, then one of 2; K padded to 12)."""
     rng = np.random.default_rng(5)
-    w2d = rng.integers(-128, 128, (20, 10)).astype(np.int8)   # 2 columns, K padded to 12
-    wide = widen_pairs(pack_weights(w2d).data)
-    assert wide.dtype == np.int16 and wide.size == 2 * 3 * 16 * 4
-    full = np.zeros((32, 12), np.int16)
-    full[:20, :10] = w2d
-    for g in range(3):                 # groups of 4 taps
-        for col in range(2):           # columns of 16 channels, side by side in a group
-            block = wide[(g * 2 + col) * 64:(g * 2 + col + 1) * 64].reshape(2, 16, 2)
+    w2d = rng.integers(-128, 128, (90, 10)).astype(np.int8)
+    wide = widen_pairs(pack_weights(w2d).data, 90)
+    assert wide.dtype == np.int16 and wide.size == 6 * 3 * 64
+    full = np.zeros((96, 12), np.int16)
+    full[:90, :10] = w2d
+    at = 0
+    for col in range(6):
+        for g in range(3):
+            block = wide[at:at + 64].reshape(2, 16, 2)
             for pair in range(2):
-                want = full[16 * col:16 * col + 16, 4 * g + 2 * pair:4 * g + 2 * pair + 2]
-                np.testing.assert_array_equal(block[pair], want)
+                taps = slice(4 * g + 2 * pair, 4 * g + 2 * pair + 2)
+                np.testing.assert_array_equal(block[pair], full[16 * col:16 * col + 16, taps])
+            at += 64
 
 
 _CONV_CASES = [
