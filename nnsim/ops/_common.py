@@ -1,6 +1,8 @@
 """Helpers shared by operation modules: padding, layout, quantization parameters."""
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.errors import OpFailedError
@@ -42,11 +44,11 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
     kept across executions (float16 computed in float32 and rounded, as ``to_float32``).
     When input 0 is the same array as at the previous call (another plan's buffer) and the
     thread count (``nnsim.kernels.threads``) is unchanged, the kernel call bound to both
-    buffers is reused."""
+    buffers is reused. ``runner.adopt`` moves the buffer (:func:`adopt_buffer`)."""
     x_dtype = np.dtype(x_dtype)
     quantized = x_dtype.kind in "iu"
-    buffer = aligned_empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)
-    result = [from_nhwc(buffer, nchw)]
+    buffer = [aligned_empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)]
+    result = [from_nhwc(buffer[0], nchw)]
     bound = [None, None, 0]    # (input array, kernel call bound to it and the buffer, threads)
 
     def run(values):
@@ -57,14 +59,26 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
             return result
         xin = np.ascontiguousarray(to_nhwc(x, nchw), dtype=x_dtype if quantized else np.float32)
         if xin is x:
-            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x, buffer), threads
+            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x, buffer[0]), threads
             bound[1]()
             return result
-        out = kernel_plan.run(xin, buffer)
+        out = kernel_plan.run(xin, buffer[0])
         if not quantized and x_dtype != np.float32:
             out = out.astype(x_dtype)
         return [from_nhwc(out, nchw)]
+    run.adopt = partial(adopt_buffer, buffer, result, bound)
     return run
+
+
+def adopt_buffer(buffers, result, bound, k, old, new) -> bool:
+    """A runner's ``adopt(k, old, new)`` (:mod:`nnsim.ops.arena`): output ``k`` from now on
+    into ``new`` when ``old`` is the runner's own buffer ``buffers[k]`` (not a view of it),
+    the call bound to the old buffers dropped. True when it moved."""
+    if result[k] is not old or buffers[k] is not old:
+        return False
+    buffers[k] = result[k] = new
+    bound[0] = None
+    return True
 
 
 def bound_runner(bind, fallback, result: list):

@@ -9,6 +9,8 @@ TENSOR_INT32 needs fuse NONE, checked at execution as the CPU kernel does (execu
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from nnsim.kernels import elementwise, int32_arith
@@ -93,7 +95,7 @@ def plan(ctx):
     kernel_plan = elementwise.prepare_binary(_BINARY_OP[ctx.code], a.shape, b.shape, a.dtype,
                                              b.dtype, **_kernel_kwargs(ctx))
     buffer = aligned_empty(kernel_plan.shape, kernel_plan.out_dtype)
-    result = [buffer]
+    buffers, result = [buffer], [buffer]
     bound = [None, None, None]   # (a, b, kernel call bound to them and to the buffer)
 
     def run(values):
@@ -102,12 +104,13 @@ def plan(ctx):
         if a is bound[0] and b is bound[1]:
             bound[2]()
             return result
-        call = kernel_plan.bind(a, b, buffer)
+        call = kernel_plan.bind(a, b, buffers[0])
         if call is None:
-            return [kernel_plan.run(a, b, buffer)]
+            return [kernel_plan.run(a, b, buffers[0])]
         bound[:] = a, b, call
         call()
         return result
+    run.adopt = partial(cm.adopt_buffer, buffers, result, bound)
     return run
 
 

@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
+from nnsim.ops.arena import share
 from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
 from nnsim.platform import vlog
@@ -34,6 +35,8 @@ class ExecutorState:
         # per operation with a plan: (input key, runner, input values of its last run)
         self.plans: list = [None] * len(model.operations)
         self._steps: list | None = None
+        self.arena = None   # the intermediate values' shared buffers (nnsim.ops.arena)
+        self.shared = False   # whether the first execution has placed them
 
     @property
     def steps(self) -> list["_Step"]:
@@ -248,7 +251,29 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
     if log:
         vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
     # plans rewrite their buffers at the next execution: what leaves the executor is a copy
-    return [np.array(values[o], copy=True) for o in model.output_indexes]
+    outputs = [np.array(values[o], copy=True) for o in model.output_indexes]
+    if not state.shared:
+        state.shared = True
+        state.arena = _share_buffers(model, state, values)
+    return outputs
+
+
+def _share_buffers(model, state: ExecutorState, values: dict):
+    """After a prepared model's first execution: the outputs of plans whose runner can write
+    elsewhere (``runner.adopt``) move into one arena (:mod:`nnsim.ops.arena`); the model's
+    outputs keep their buffers."""
+    keep = set(model.output_indexes) | set(model.input_indexes)
+    lives, runners = {}, {}
+    for s, step in enumerate(state.steps):
+        for _, i in step.dynamic:
+            if i in lives:
+                lives[i] = (lives[i][0], s)
+        entry = state.plans[step.op_index]
+        adopt = getattr(entry[1], "adopt", None) if entry is not None else None
+        for k, o in enumerate(step.op.outputs):
+            if o not in keep and adopt is not None:
+                lives[o], runners[o] = (s, s), (adopt, k)
+    return share(lives, values, lambda o, old, new: runners[o][0](runners[o][1], old, new))
 
 
 def conv_variant(x_shape, filter_shape, out_shape):

@@ -39,6 +39,7 @@ from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, sha
 from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
+from nnsim.tflite.arena import share_buffers
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.delegate import DELEGATE_NAME, DelegateError
 from nnsim.tflite.placement import placements
@@ -135,8 +136,8 @@ class Interpreter:
         tflog.log(logging.INFO, "Initialized TensorFlow Lite runtime.", once=True)
         # None (LiteRT: 1): the kernels run with the thread count of the calling context
         # (nnsim.kernels.threads, 1 unless set)
-        self.num_threads = num_threads
-        self._threads = num_threads
+        self.num_threads = self._threads = num_threads
+        self._preserve_all, self._arena = bool(experimental_preserve_all_tensors), None
         # nnsim: False leaves the CPU kernels' plans (packed filters, buffers) to the first
         # invoke, for tools that only need shapes and placements (nnsim graph)
         self.prepare_kernels = True
@@ -536,6 +537,9 @@ class Interpreter:
         buffers are still the same objects."""
         values = self._values
         fixed = {t.index for t in self._sg.tensors if t.data is not None or t.is_variable}
+        if not self._preserve_all:   # intermediate tensors share one arena, as TFLite's
+            self._arena = share_buffers(steps, values, fixed | {*self._sg.inputs,
+                                                                *self._sg.outputs})
         inputs = [(i, values.get(i)) for i in self._sg.inputs if i not in fixed]
         fixed.update(i for i, _ in inputs)
         calls, replaced = [], set()

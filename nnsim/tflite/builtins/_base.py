@@ -131,6 +131,15 @@ class BuiltinOp:
         cannot (the interpreter then calls ``eval``)."""
         return None
 
+    def adopt_output(self, old, new) -> bool:
+        """Write the output from now on into ``new`` (same shape and dtype) instead of ``old``,
+        the buffer the last ``eval`` returned (:mod:`nnsim.tflite.arena`): True when this
+        builtin computes into a buffer of its own (``self.out``) and now uses ``new``."""
+        if old is None or getattr(self, "out", None) is not old:
+            return False
+        self.out = new
+        return True
+
     def error(self, what: str) -> BuiltinError:
         return self.node.error(what)
 
