@@ -12,8 +12,8 @@ filter's pairs adds straight into 16 channel sums per pixel (:func:`_col_pairs`,
 Nothing is left to add across lanes at the end, and a pixel needs no widening per column.
 (The earlier kernel kept 4 taps of 16 channels in 4 registers of pair sums per pixel, 3
 pixels a pass, widened the input bytes for every column and added the pair sums across
-lanes once per output: MobileNet v2 on an AVX2-only CPU 9.4 -> 8.1 ms with this one,
-benchmarks/README.md, "Seventh session".) The matrix-vector loops keep that layout
+lanes once per output: MobileNet v2's layers on an AVX2-only CPU took 9.41 ms, with this
+one 7.99 ms, benchmarks/README.md, "Seventh session".) The matrix-vector loops keep that layout
 (``vd`` accumulators on the byte filter): one pixel has no patches to widen once for many.
 
 A direct int8 input (``xmask`` set) is widened signed instead of XOR-ed to ``xu``: that sum
