@@ -49,6 +49,15 @@ def test_widen_pairs_layout():
             at += 64
 
 
+def _check_threads(plan, x, out_shape, want):
+    """The plan's output with 1, 2 and 3 threads equals ``want``."""
+    for n in (1, 2, 3):
+        out = np.zeros(out_shape, want.dtype)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+        np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
+
+
 _CONV_CASES = [
     # (x shape, cout, kernel, stride, dilation, padding)
     ((1, 7, 9, 16), 96, 1, 1, 1, "valid"),     # 1x1 on input rows (K = 16, 63 pixels)
@@ -90,11 +99,7 @@ def test_conv_pairs_equal_reference(case, dtype, wdtype, monkeypatch):
     plan, out_shape = conv.prepare_conv_2d(x.shape, dtype, w, bias, **g, **q)
     assert plan.wpk.dtype == np.int16
     want = ref_conv.conv_2d(x, w, bias, **g, **q)
-    for n in (1, 2, 3):
-        out = np.zeros(out_shape, dtype)
-        with threads.num_threads(n):
-            plan.bind(x, out)()
-        np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
+    _check_threads(plan, x, out_shape, want)
 
 
 _DW_SHAPES = [((1, 9, 11, 16), "same"), ((2, 5, 4, 40), "same"), ((1, 6, 7, 24), "valid"),
@@ -128,11 +133,7 @@ def test_depthwise_pairs_equal_reference(shape, padding, stride, dtype, wdtype, 
     plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, dtype, w, bias, **g, **q)
     assert plan.pairs
     want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g, **q)
-    for n in (1, 2, 3):
-        out = np.zeros(out_shape, dtype)
-        with threads.num_threads(n):
-            plan.bind(x, out)()
-        np.testing.assert_array_equal(out, want, err_msg=f"{n} threads")
+    _check_threads(plan, x, out_shape, want)
 
 
 @pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
