@@ -47,8 +47,9 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, p_lo,
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
     src = cols if mode == _GATHER else x
     step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
-    wide = np.empty(_BLOCK * kh * max(seg, step) if _PAIRS else 1, np.int16)
-    rbw = np.zeros(_BLOCK + _RP, np.int64)
+    # the AVX2 kernels' widened patches and their bases (nothing on AVX-512)
+    wide = np.empty(_BLOCK * kh * max(seg, step) if _PAIRS else 0, np.int16)
+    rbw = np.empty(_BLOCK + _RP if _PAIRS else 0, np.int64)
     for p0 in range(p_lo, p_hi, _BLOCK):
         n = min(_BLOCK, p_hi - p0)
         if mode == _GATHER:
