@@ -302,6 +302,12 @@ def on_first_compile(callback):
 prange = _numba.prange if JIT_ENABLED else range
 
 
+def launch_threading_layer() -> None:
+    """Start numba's threading layer now (loading libgomp for OpenMP), as the first parallel
+    core would (:func:`nnsim.kernels.threads.start_threads`). Idempotent."""
+    _numba.get_num_threads()
+
+
 # ---------------------------------------------------------------------------------------------
 # SIMD vectors
 # ---------------------------------------------------------------------------------------------

@@ -20,11 +20,13 @@ or ``token = threads.set_num_threads(2)`` ... ``threads.reset_num_threads(token)
 from __future__ import annotations
 
 import contextvars
+import os
 from contextlib import contextmanager
 
 import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
+from nnsim.kernels._jit import JIT_ENABLED, launch_threading_layer
 
 __all__ = ["get_num_threads", "set_num_threads", "reset_num_threads", "num_threads",
            "split", "per_part", "rows_or_channels"]
@@ -35,6 +37,34 @@ _NUM_THREADS = contextvars.ContextVar("nnsim_kernel_threads", default=1)
 #: 2 us, a few times what these take); depthwise layers, several times slower per
 #: multiply-add, use a quarter of it.
 MIN_PARALLEL_WORK = 200_000
+
+#: How long an OpenMP worker spins for the next parallel core before it sleeps (libgomp's
+#: ``GOMP_SPINCOUNT``). libgomp's default, 300,000, lasts 3-10 ms on this project's 2-core VM,
+#: 3,000,000 30-100 ms, about what XNNPACK's thread pool spins. Waking a sleeping worker cost
+#: 50-90 us there, a whole layer's time, once per invoke whenever invokes are a few ms apart
+#: (benchmarks/README.md, "Eighth session").
+GOMP_SPINCOUNT = "3000000"
+
+_STARTED: list = []
+
+
+def start_threads() -> None:
+    """Start numba's threading layer now (the first parallel core would), its OpenMP workers
+    spinning :data:`GOMP_SPINCOUNT` times unless the user chose (``GOMP_SPINCOUNT`` or
+    ``OMP_WAIT_POLICY`` set). The variable is set only while the layer loads libgomp, which
+    reads it then: child processes do not inherit it. Once per process; nothing with the JIT
+    off."""
+    if not JIT_ENABLED or _STARTED:
+        return
+    ours = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
+    if ours:
+        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
+    try:
+        launch_threading_layer()
+    finally:
+        if ours:
+            os.environ.pop("GOMP_SPINCOUNT", None)
+    _STARTED.append(True)
 
 
 def get_num_threads() -> int:
@@ -49,6 +79,8 @@ def set_num_threads(n) -> contextvars.Token:
         n = 1
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"num_threads must be an int >= 1 (or -1), got {n!r}")
+    if n > 1:
+        start_threads()   # before any parallel core: the workers' spin (GOMP_SPINCOUNT)
     return _NUM_THREADS.set(n)
 
 
