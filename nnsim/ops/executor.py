@@ -37,6 +37,8 @@ class ExecutorState:
         self._steps: list | None = None
         self.arena = None   # the intermediate values' shared buffers (nnsim.ops.arena)
         self.shared = False   # whether the first execution has placed them
+        self.chain: _Chain | None = None   # the executions' fixed sequence of plan calls
+        self.last_results: list | None = None   # each operation's outputs at the last one
 
     @property
     def steps(self) -> list["_Step"]:
@@ -204,20 +206,77 @@ def run_model(model, inputs: Sequence[np.ndarray | None], *,
     return [values[o] for o in model.output_indexes]
 
 
+class _Chain:
+    """A prepared model's operations as one sequence of plan calls over fixed buffers, made
+    after an execution in which every operation ran a plan that returned its output list of
+    the execution before (the plans' own buffers): the next executions with model inputs of
+    the same shapes (and scalar values) call the runners in turn, giving each the new model
+    inputs, without the per-operation checks of :func:`_run_planned` (TFLite's interpreter
+    and a driver's prepared model run their steps the same way). A runner that returns
+    another list than before (its plan could not bind the new input) ends the chain there:
+    the remaining operations run as usual and the chain is made again."""
+
+    def __init__(self, model, state: ExecutorState, values: dict, results: list):
+        inputs = set(model.input_indexes)
+        self.key = _input_key([values.get(i) for i in model.input_indexes],
+                              [False] * len(model.input_indexes))
+        self.values = values   # the intermediate arrays stay the plans' buffers
+        self.calls = []
+        for step, result in zip(state.steps, results):
+            entry = state.plans[step.op_index]
+            slots = tuple((pos, i) for pos, i in step.dynamic if i in inputs)
+            self.calls.append((entry[1], entry[2], slots, result))
+
+
+def _run_chain(model, values: dict, chain: _Chain) -> int:
+    """Run ``chain`` on this execution's model inputs (``values``); returns how many
+    operations it ran: all of them, or up to the first whose runner returned other outputs
+    (stored in ``values``, which then holds every value computed so far)."""
+    chain.values.update(values)
+    values = chain.values
+    n = 0
+    try:
+        for n, (run, args, slots, result) in enumerate(chain.calls):
+            for pos, i in slots:
+                args[pos] = values[i]
+            got = run(args)
+            if got is not result:
+                for k, o in enumerate(model.operations[n].outputs):
+                    values[o] = got[k]
+                return n + 1
+    except NnapiError:
+        raise
+    except Exception as e:  # as in _run_planned: an execution failure, not a crash
+        op = model.operations[n]
+        raise OpFailedError(f"{_name(op.type)} (operation {n}) failed: "
+                            f"{type(e).__name__}: {e}") from e
+    return len(chain.calls)
+
+
 def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[np.ndarray]:
     """:func:`run_model` on a prepared model's state: each operation with a ``plan`` runs the
     plan built for its input shapes; the others prepare and execute as usual. When an
     operation's inputs are the very arrays of its previous run (the buffers of the plans
-    before it), its input list and plan are reused without looking at shapes."""
-    plans = state.plans
-    for step in state.steps:
+    before it), its input list and plan are reused without looking at shapes; once every
+    operation does so, the executions run as a :class:`_Chain`."""
+    plans, steps, start = state.plans, state.steps, 0
+    chain = state.chain
+    if chain is not None:
+        if chain.key == _input_key([values.get(i) for i in model.input_indexes],
+                                   [False] * len(model.input_indexes)):
+            start = _run_chain(model, values, chain)
+            values = chain.values
+        if start < len(steps):
+            state.chain = None
+    reused, results = state.shared and start == 0, []   # reused: no plan made, none missing
+    for step in steps[start:]:
         spec = step.spec
         if spec is None:
             raise OpFailedError(f"operation {_name(step.op.type)} is not implemented")
         entry = plans[step.op_index]
         try:
             if entry is not None and _same_inputs(values, step.dynamic, entry[2]):
-                results = entry[1](entry[2])
+                got = entry[1](entry[2])
             else:
                 in_vals = list(step.template)
                 for pos, i in step.dynamic:
@@ -227,34 +286,42 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
                 if spec.plan is not None:
                     key = _input_key(in_vals, step.constant_mask)
                     if entry is None or entry[0] != key:
+                        reused = False
                         ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
                                                step.out_operands, run_model=run_model)
                         spec.prepare(ctx)
                         entry = (key, spec.plan(ctx))
                     plans[step.op_index] = (entry[0], entry[1], in_vals)
-                    results = entry[1](in_vals)
+                    got = entry[1](in_vals)
                 else:
+                    reused = False
                     ctx = ExecutionContext(step.op.type, step.in_operands, in_vals,
                                            step.out_operands, run_model=run_model)
                     spec.prepare(ctx)
                     spec.execute(ctx)
-                    results = ctx.outputs
+                    got = ctx.outputs
         except NnapiError:
             raise
         except Exception as e:  # a kernel failure is an execution failure, not a crash
             raise OpFailedError(f"{_name(step.op.type)} (operation {step.op_index}) failed: "
                                 f"{type(e).__name__}: {e}") from e
         for k, o in enumerate(step.op.outputs):
-            if results[k] is None:
+            if got[k] is None:
                 raise OpFailedError(f"{_name(step.op.type)} did not produce output {k}")
-            values[o] = results[k]
+            values[o] = got[k]
+        results.append(got)
     if log:
         vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
     # plans rewrite their buffers at the next execution: what leaves the executor is a copy
     outputs = [np.array(values[o], copy=True) for o in model.output_indexes]
+    last, state.last_results = state.last_results, (results if start == 0 else None)
     if not state.shared:
         state.shared = True
         state.arena = _share_buffers(model, state, values)
+    elif reused and last is not None and all(r is p for r, p in zip(results, last)):
+        # every plan kept its input list and returned the same outputs as the execution
+        # before (new model inputs aside): the next ones can run as a chain
+        state.chain = _Chain(model, state, values, results)
     return outputs
 
 

@@ -65,7 +65,11 @@ def plan(ctx):
         return context_runner(SPEC, ctx)
     axes, keep, out = _reduction(ctx)
     kernel_plan = prepare_mean(x.shape, x.dtype, axes, keep, variant="aosp")
-    return lambda values: [kernel_plan.run(values[0]).reshape(out)]
+
+    def general(values):
+        return [kernel_plan.run(values[0]).reshape(out)]
+    # quantized, one block of axes: bound to the input buffer, the same outputs each time
+    return cm.bound_runner(kernel_plan.bind, general, [kernel_plan.out.reshape(out)])
 
 
 SPEC = OperationSpec(OperationCode.MEAN, validate, prepare, execute, plan=plan)

@@ -263,3 +263,117 @@ def test_a_broadcast_constant_operand_is_expanded_once_and_kept_in_order(constan
         nn.ANeuralNetworksExecution_setOutput(ex, 0, None, out)
         assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
         np.testing.assert_array_equal(out, c - x if constant_first else x - c)
+
+
+def _count_chains(monkeypatch):
+    """The number of operations each chained execution ran (nnsim/ops/executor.py _Chain)."""
+    from nnsim.ops import executor
+    ran = []
+    real = executor._run_chain
+
+    def counted(model, values, chain):
+        ran.append((real(model, values, chain), len(chain.calls)))
+        return ran[-1][0]
+    monkeypatch.setattr(executor, "_run_chain", counted)
+    return ran
+
+
+@pytest.mark.parametrize("t", [T.TENSOR_QUANT8_ASYMM, T.TENSOR_QUANT8_ASYMM_SIGNED])
+def test_executions_run_as_one_chain_once_every_plan_is_bound(monkeypatch, t):
+    """Once two executions ran every operation's plan on the buffers of the one before, the
+    next ones call the plans in turn (a chain); they must still equal a fresh compilation."""
+    ran = _count_chains(monkeypatch)
+    m, dtype = _model(t)
+    xs = _inputs(dtype, 3)
+    expected = [_run(_compile(m), x, dtype) for x in xs]
+    assert ran == []   # a first execution builds the plans
+    comp = _compile(m)
+    for x, want in zip(xs * 3, expected * 3):
+        for g, w in zip(_run(comp, x, dtype), want):
+            np.testing.assert_array_equal(g, w)
+    assert ran and all(done == total for done, total in ran)
+
+
+def test_a_plan_that_returns_new_outputs_ends_the_chain(monkeypatch):
+    """A chained plan whose runner hands back other output arrays (as a plan does when it
+    cannot bind a new input) ends the chain there: the operations after it run as usual on
+    those arrays, and no chain is made again while that goes on."""
+    from nnsim.ops import executor
+    ran = _count_chains(monkeypatch)
+    real_init = executor._Chain.__init__
+
+    def init(self, model, state, values, results):
+        real_init(self, model, state, values, results)
+        run, args, slots, result = self.calls[1]   # the depthwise convolution's plan
+        self.calls[1] = (lambda a: [o.copy() for o in run(a)], args, slots, result)
+    monkeypatch.setattr(executor._Chain, "__init__", init)
+    m, dtype = _model(T.TENSOR_QUANT8_ASYMM)
+    xs = _inputs(dtype, 3)
+    expected = [_run(_compile(m), x, dtype) for x in xs]
+    comp = _compile(m)
+    for x, want in zip(xs * 3, expected * 3):
+        for g, w in zip(_run(comp, x, dtype), want):
+            np.testing.assert_array_equal(g, w)
+    assert ran and all(done == 2 < total for done, total in ran)
+
+
+def test_a_chain_follows_new_input_shapes():
+    """An input of unspecified dimensions: executions with new shapes in between chained
+    ones must compute for their own shape (oracle: a fresh compilation per execution)."""
+    _, m = nn.ANeuralNetworksModel_create()
+    q = T.TENSOR_QUANT8_ASYMM
+    rng = np.random.default_rng(5)
+    for dims, t, scale, zp in [((1, 0, 0, 3), q, 0.05, 128), ((4, 1, 1, 3), q, 0.02, 120),
+                               ((4,), T.TENSOR_INT32, 0.001, 0)] + [((), T.INT32, 0.0, 0)] * 4 \
+            + [((1, 0, 0, 4), q, 0.1, 100)]:
+        nn.ANeuralNetworksModel_addOperand(m, nn.ANeuralNetworksOperandType(t, dims, scale, zp))
+    nn.ANeuralNetworksModel_setOperandValue(m, 1, rng.integers(0, 256, (4, 1, 1, 3))
+                                            .astype(np.uint8))
+    nn.ANeuralNetworksModel_setOperandValue(m, 2, rng.integers(-900, 900, 4).astype(np.int32))
+    for i, v in zip((3, 4, 5, 6), (1, 1, 1, 0)):   # SAME padding, strides 1, no activation
+        nn.ANeuralNetworksModel_setOperandValue(m, i, np.array(v, np.int32))
+    nn.ANeuralNetworksModel_addOperation(m, C.CONV_2D, [0, 1, 2, 3, 4, 5, 6], [7])
+    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [7])
+    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
+
+    def run(comp, x):
+        _, ex = nn.ANeuralNetworksExecution_create(comp)
+        out = np.zeros(x.shape[:3] + (4,), np.uint8)
+        typed = nn.ANeuralNetworksOperandType(q, x.shape, 0.05, 128)
+        assert nn.ANeuralNetworksExecution_setInput(ex, 0, typed, x) == \
+            nn.ANEURALNETWORKS_NO_ERROR
+        assert nn.ANeuralNetworksExecution_setOutput(
+            ex, 0, nn.ANeuralNetworksOperandType(q, out.shape, 0.1, 100), out) == \
+            nn.ANEURALNETWORKS_NO_ERROR
+        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        return out
+
+    comp = _compile(m)
+    for h, w in [(5, 6)] * 4 + [(3, 7), (5, 6), (5, 6), (3, 7)]:
+        x = rng.integers(0, 256, (1, h, w, 3)).astype(np.uint8)
+        np.testing.assert_array_equal(run(comp, x), run(_compile(m), x))
+
+
+def test_a_kernel_failure_in_a_chain_is_an_execution_failure(monkeypatch):
+    """As in an unchained execution: OP_FAILED, not an exception out of compute."""
+    from nnsim.ops import executor
+    real_init = executor._Chain.__init__
+
+    def failing(args):
+        raise ValueError("planted")
+
+    def init(self, model, state, values, results):
+        real_init(self, model, state, values, results)
+        self.calls[2] = (failing,) + self.calls[2][1:]
+    monkeypatch.setattr(executor._Chain, "__init__", init)
+    m, dtype = _model(T.TENSOR_QUANT8_ASYMM)
+    comp = _compile(m)
+    codes = []
+    for x in _inputs(dtype, 5):
+        _, ex = nn.ANeuralNetworksExecution_create(comp)
+        nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+        for i, shape in enumerate([(2, 5, 4, 5), (2, 1, 1, 5)]):
+            nn.ANeuralNetworksExecution_setOutput(ex, i, None, np.zeros(shape, dtype))
+        codes.append(nn.ANeuralNetworksExecution_compute(ex))
+    # the chain is made at the second execution (the first places the arena)
+    assert codes == [nn.ANEURALNETWORKS_NO_ERROR] * 2 + [nn.ANEURALNETWORKS_OP_FAILED] * 3
