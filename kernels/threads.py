@@ -40,9 +40,10 @@ MIN_PARALLEL_WORK = 200_000
 
 #: How long an OpenMP worker spins for the next parallel core before it sleeps (libgomp's
 #: ``GOMP_SPINCOUNT``). libgomp's default, 300,000, lasts 3-10 ms on this project's 2-core VM,
-#: 3,000,000 30-100 ms, about what XNNPACK's thread pool spins. Waking a sleeping worker cost
-#: 50-90 us there, a whole layer's time, once per invoke whenever invokes are a few ms apart
-#: (benchmarks/README.md, "Eighth session").
+#: 3,000,000 30-100 ms: about LiteRT's XNNPACK thread pool, whose workers pause 1,000,000 times
+#: before a futex wait (pthreadpool's PTHREADPOOL_SPIN_WAIT_ITERATIONS). Waking a sleeping
+#: worker cost 50-90 us there, a whole layer's time, once per invoke whenever invokes are a
+#: few ms apart (benchmarks/README.md, "Eighth session").
 GOMP_SPINCOUNT = "3000000"
 
 _STARTED: list = []
