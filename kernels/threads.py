@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextvars
 import os
+import threading
 from contextlib import contextmanager
 
 import numpy as np
@@ -47,6 +48,7 @@ MIN_PARALLEL_WORK = 200_000
 GOMP_SPINCOUNT = "3000000"
 
 _STARTED: list = []
+_START_LOCK = threading.Lock()   # one thread sets and removes the variable
 
 
 def start_threads() -> None:
@@ -57,15 +59,18 @@ def start_threads() -> None:
     off."""
     if not JIT_ENABLED or _STARTED:
         return
-    ours = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
-    if ours:
-        os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
-    try:
-        launch_threading_layer()
-    finally:
+    with _START_LOCK:
+        if _STARTED:
+            return
+        ours = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
         if ours:
-            os.environ.pop("GOMP_SPINCOUNT", None)
-    _STARTED.append(True)
+            os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
+        try:
+            launch_threading_layer()
+        finally:
+            if ours:
+                os.environ.pop("GOMP_SPINCOUNT", None)
+        _STARTED.append(True)
 
 
 def get_num_threads() -> int:
