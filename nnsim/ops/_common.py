@@ -38,17 +38,24 @@ def from_nhwc(x: np.ndarray, nchw: bool) -> np.ndarray:
     return np.ascontiguousarray(x.transpose(0, 3, 1, 2)) if nchw else x
 
 
-def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
+def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=None,
+                       result_shape=None):
     """``runner(values) -> [output]`` around a kernel plan (``nnsim.kernels.conv``'s
     ``prepare_*`` result): input 0 in the operation's layout, the result in one NHWC buffer
     kept across executions (float16 computed in float32 and rounded, as ``to_float32``).
     When input 0 is the same array as at the previous call (another plan's buffer) and the
     thread count (``nnsim.kernels.threads``) is unchanged, the kernel call bound to both
-    buffers is reused. ``runner.adopt`` moves the buffer (:func:`adopt_buffer`)."""
+    buffers is reused. ``runner.adopt`` moves the buffer (:func:`adopt_buffer`).
+    ``x_shape`` / ``result_shape``: input 0 seen as, and the output handed out as, these
+    shapes (FULLY_CONNECTED as a 1x1 convolution: [batch, 1, 1, size] in, [batch, units]
+    out; such a runner's output stays in its own buffer)."""
     x_dtype = np.dtype(x_dtype)
     quantized = x_dtype.kind in "iu"
     buffer = [aligned_empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)]
-    result = [from_nhwc(buffer[0], nchw)]
+
+    def shaped(out):
+        return from_nhwc(out, nchw) if result_shape is None else out.reshape(result_shape)
+    result = [shaped(buffer[0])]
     bound = [None, None, 0]    # (input array, kernel call bound to it and the buffer, threads)
 
     def run(values):
@@ -57,15 +64,16 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool):
         if x is bound[0] and threads == bound[2]:
             bound[1]()
             return result
-        xin = np.ascontiguousarray(to_nhwc(x, nchw), dtype=x_dtype if quantized else np.float32)
-        if xin is x:
-            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x, buffer[0]), threads
+        x4 = x if x_shape is None else x.reshape(x_shape)
+        xin = np.ascontiguousarray(to_nhwc(x4, nchw), dtype=x_dtype if quantized else np.float32)
+        if xin is x4:
+            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x4, buffer[0]), threads
             bound[1]()
             return result
         out = kernel_plan.run(xin, buffer[0])
         if not quantized and x_dtype != np.float32:
             out = out.astype(x_dtype)
-        return [from_nhwc(out, nchw)]
+        return [shaped(out)]
     run.adopt = partial(adopt_buffer, buffer, result, bound)
     return run
 

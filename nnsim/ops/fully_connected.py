@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels.conv import prepare_conv_2d
 from nnsim.kernels.fully_connected import fully_connected as fc_kernel
 from nnsim.ops import _common as cm
-from nnsim.ops.base import OperationSpec, type_feature_level
+from nnsim.ops.base import OperationSpec, context_runner, type_feature_level
 from nnsim.types import FL3, OperandType, OperationCode
 
 T = OperandType
@@ -76,5 +77,27 @@ def execute(ctx):
     ctx.set_output(0, fc_kernel(x, ctx.input(1), ctx.input(2), **kwargs))
 
 
+def plan(ctx):
+    """Constant weights and bias: a 1x1 convolution plan over [batch, 1, 1, input_size]
+    (weights packed, multipliers computed once per input shape), the arithmetic of
+    :func:`execute`'s kernel: the same sums in the same order, AOSP's float32 scale product
+    (``cm.conv_quant_kwargs``, as GetQuantizedConvolutionMultipler), double rounding."""
+    x = ctx.input(0)
+    if x.size == 0 or not ctx.input_operand(1).is_constant or \
+            not ctx.input_operand(2).is_constant:
+        return context_runner(SPEC, ctx)
+    batch, units, in_size = _geometry(ctx)
+    kwargs = {"stride_h": 1, "stride_w": 1, "pad_top": 0, "pad_bottom": 0, "pad_left": 0,
+              "pad_right": 0, "fuse": int(ctx.scalar(3))}
+    if cm.is_quant8(ctx.input_operand(0).type):
+        kwargs.update(cm.conv_quant_kwargs(ctx))
+    x_shape = (batch, 1, 1, in_size)
+    kplan, out_shape = prepare_conv_2d(x_shape, x.dtype, ctx.input(1).reshape(units, 1, 1,
+                                                                               in_size),
+                                       ctx.input(2), **kwargs)
+    return cm.kernel_plan_runner(kplan, out_shape, x.dtype, False, x_shape=x_shape,
+                                 result_shape=(batch, units))
+
+
 SPEC = OperationSpec(OperationCode.FULLY_CONNECTED, validate, prepare, execute,
-                     allow_zero_sized_input=True)
+                     allow_zero_sized_input=True, plan=plan)
