@@ -45,10 +45,10 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
     kept across executions (float16 computed in float32 and rounded, as ``to_float32``).
     When input 0 is the same array as at the previous call (another plan's buffer) and the
     thread count (``nnsim.kernels.threads``) is unchanged, the kernel call bound to both
-    buffers is reused. ``runner.adopt`` moves the buffer (:func:`adopt_buffer`).
-    ``x_shape`` / ``result_shape``: input 0 seen as, and the output handed out as, these
-    shapes (FULLY_CONNECTED as a 1x1 convolution: [batch, 1, 1, size] in, [batch, units]
-    out; such a runner's output stays in its own buffer)."""
+    buffers is reused. ``runner.adopt`` moves the buffer (:func:`adopt_buffer`) when the
+    output handed out is the buffer itself. ``x_shape`` / ``result_shape``: input 0 seen as,
+    and the output handed out as, these shapes (FULLY_CONNECTED as a 1x1 convolution:
+    [batch, 1, 1, size] in, [batch, units] out)."""
     x_dtype = np.dtype(x_dtype)
     quantized = x_dtype.kind in "iu"
     buffer = [aligned_empty(out_shape, kernel_plan.out_dtype if quantized else np.float32)]
@@ -74,7 +74,8 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
         if not quantized and x_dtype != np.float32:
             out = out.astype(x_dtype)
         return [shaped(out)]
-    run.adopt = partial(adopt_buffer, buffer, result, bound)
+    if result[0] is buffer[0]:   # a view handed out (NCHW, FULLY_CONNECTED) keeps the buffer
+        run.adopt = partial(adopt_buffer, buffer, result, bound)
     return run
 
 

@@ -218,14 +218,19 @@ class _Chain:
 
     def __init__(self, model, state: ExecutorState, values: dict, results: list):
         inputs = set(model.input_indexes)
-        self.key = _input_key([values.get(i) for i in model.input_indexes],
-                              [False] * len(model.input_indexes))
+        self.key = _model_input_key(model, values)
         self.values = values   # the intermediate arrays stay the plans' buffers
         self.calls = []
         for step, result in zip(state.steps, results):
             entry = state.plans[step.op_index]
             slots = tuple((pos, i) for pos, i in step.dynamic if i in inputs)
             self.calls.append((entry[1], entry[2], slots, result))
+
+
+def _model_input_key(model, values: dict) -> tuple:
+    """:func:`_input_key` of the model's inputs: what a chain was made for."""
+    return _input_key([values.get(i) for i in model.input_indexes],
+                      [False] * len(model.input_indexes))
 
 
 def _run_chain(model, values: dict, chain: _Chain) -> int:
@@ -262,8 +267,7 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
     plans, steps, start = state.plans, state.steps, 0
     chain = state.chain
     if chain is not None:
-        if chain.key == _input_key([values.get(i) for i in model.input_indexes],
-                                   [False] * len(model.input_indexes)):
+        if chain.key == _model_input_key(model, values):
             start = _run_chain(model, values, chain)
             values = chain.values
         if start < len(steps):

@@ -3,13 +3,13 @@ import numpy as np
 import pytest
 from nnsim.kernels.reference.fully_connected import fully_connected as reference
 
-from nnsim import nnapi as nn
 from nnsim.errors import OperationValidationError
+from nnsim.ops.executor import ExecutorStatePool
 from nnsim.types import FL1, FL3, FL4
 from nnsim.types import OperandType as T
 from nnsim.types import OperationCode as C
 
-from .ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8
+from .ophelp import build, f16, f32, feature_level, i32, i32t, q8, run1, s8, tensor
 
 
 def test_float_spec_example():
@@ -57,7 +57,7 @@ def test_bad_shapes_and_types_rejected_at_add_operation(weights, bias):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.float32])
 @pytest.mark.parametrize("in_dims,fuse", [((1, 40), 0), ((3, 40), 1), ((2, 1, 4, 10), 3)])
 def test_prepared_executions_equal_the_reference(dtype, in_dims, fuse):
-    """A compiled model's executions (the plan: a 1x1 convolution over [batch, 1, 1, size],
+    """A prepared model's executions (the plan: a 1x1 convolution over [batch, 1, 1, size],
     then a chain of plan calls) with new inputs each time, against the numpy reference kernel
     (int64 sums, AOSP's float32 scale product; float64 sums for float32)."""
     rng = np.random.default_rng(len(in_dims) * 10 + fuse)
@@ -74,28 +74,16 @@ def test_prepared_executions_equal_the_reference(dtype, in_dims, fuse):
     else:
         w = rng.standard_normal((units, size)).astype(np.float32)
         b = rng.standard_normal(units).astype(np.float32)
-    _, m = nn.ANeuralNetworksModel_create()
-    for dims, ttype, scale, z in [(in_dims, t, 0.04, zp), ((units, size), t, 0.015, zp),
-                                  ((units,), T.TENSOR_INT32 if q else t, 0.04 * 0.015, 0),
-                                  ((), T.INT32, 0.0, 0), ((batch, units), t, 0.3, zp + 2)]:
-        nn.ANeuralNetworksModel_addOperand(m, nn.ANeuralNetworksOperandType(
-            ttype, dims, scale if q else 0.0, z if q and ttype == t else 0))
-    nn.ANeuralNetworksModel_setOperandValue(m, 1, w)
-    nn.ANeuralNetworksModel_setOperandValue(m, 2, b)
-    nn.ANeuralNetworksModel_setOperandValue(m, 3, np.array(fuse, np.int32))
-    nn.ANeuralNetworksModel_addOperation(m, C.FULLY_CONNECTED, [0, 1, 2, 3], [4])
-    nn.ANeuralNetworksModel_identifyInputsAndOutputs(m, [0], [4])
-    assert nn.ANeuralNetworksModel_finish(m) == nn.ANEURALNETWORKS_NO_ERROR
-    _, comp = nn.ANeuralNetworksCompilation_create(m)
-    assert nn.ANeuralNetworksCompilation_finish(comp) == nn.ANEURALNETWORKS_NO_ERROR
+    scales = (0.04, 0.015, 0.3) if q else (0.0, 0.0, 0.0)
+    model = build(C.FULLY_CONNECTED, [
+        tensor(t, in_dims, scales[0], zp), tensor(t, (units, size), scales[1], zp, w),
+        i32t((units,), b, scales[0] * scales[1]) if q else f32((units,), b), i32(fuse)],
+        [tensor(t, (batch, units), scales[2], zp + 2 if q else 0)])
+    executions = ExecutorStatePool(model)   # one prepared model's state, kept between runs
     for _ in range(4):
         x = (rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1, in_dims).astype(dtype)
              if q else rng.standard_normal(in_dims).astype(np.float32))
-        out = np.zeros((batch, units), dtype)
-        _, ex = nn.ANeuralNetworksExecution_create(comp)
-        nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
-        nn.ANeuralNetworksExecution_setOutput(ex, 0, None, out)
-        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        out = executions.run([x])[0]
         kw = {"in_scale": 0.04, "in_zp": zp, "w_scales": [0.015], "w_zp": zp,
               "out_scale": 0.3, "out_zp": zp + 2} if q else {}
         want = reference(x.reshape(batch, size), w, b, fuse=fuse, **kw)
