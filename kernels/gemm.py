@@ -264,7 +264,7 @@ class _Plan:
         # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv (on
         # AVX2, integer only)
         self.gemv = (self.mode == _DIRECT and self.out_shape[:3] == (1, 1, 1)
-                     and (SIMD_MODE == "avx512vnni" or SIMD_MODE == "avx2" and quad))
+                     and SIMD_MODE in ("avx512vnni", "avx2"))
 
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
@@ -412,6 +412,8 @@ class FloatGemmPlan(_Plan):
         if bias is not None:
             self.bias[:cout] = bias
         self.clamp = np.array([lo, hi], np.float32)
+        if self.mode != _GATHER:
+            self.rb = np.zeros(_FLOAT_BLOCK + 4 * _ROWS, np.int64)
 
     def run(self, x, out):
         self.bind(x, out)()
@@ -430,6 +432,9 @@ class FloatGemmPlan(_Plan):
         return self._bind_core(_float_conv_part, _float_conv_par, x, x.view(np.uint8), 0, args,
                                (self.cols, self.rb))
 
+
+#: output pixels per block of the float core when it reads patches in place (no im2col)
+_FLOAT_BLOCK = 256
 
 #: the input of the parallel cores' row copies when there is none (1x1 filters)
 _NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)

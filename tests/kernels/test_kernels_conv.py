@@ -357,19 +357,22 @@ def test_float_kernels_match_litert(rng):
 # --- fast-path specifics: direct 1x1 rows, 3x3 depthwise interior, branch-free requantization ---
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8, np.float32])
-def test_pointwise_and_3x3_fast_paths_match_reference(dtype):
+@pytest.mark.parametrize("shape", [(2, 9, 11, 6), (2, 9, 11, 8), (1, 5, 10, 8)])
+def test_pointwise_and_3x3_fast_paths_match_reference(dtype, shape):
+    """8 float channels: two window positions per 16-lane vector, and an odd last one."""
     rng = np.random.default_rng(7)
+    cin = shape[3]
     for stride, pads in ((1, (0, 0, 0, 0)), (1, (1, 1, 1, 1)), (2, (0, 1, 0, 1)), (2, (1, 1, 1, 1))):
         geometry = dict(stride_h=stride, stride_w=stride, pad_top=pads[0], pad_bottom=pads[1],
                         pad_left=pads[2], pad_right=pads[3], fuse=3)
         if dtype == np.float32:
-            x = rng.standard_normal((2, 9, 11, 6)).astype(dtype)
+            x = rng.standard_normal(shape).astype(dtype)
             quant = {}
         else:
-            x = random_q(rng, dtype, (2, 9, 11, 6))
+            x = random_q(rng, dtype, shape)
             quant = dict(in_scale=0.05, in_zp=7, w_scales=[0.01], w_zp=0, out_scale=0.1, out_zp=-3)
-        _, w_dw, bias_dw = _arrays(dtype, (1, 1, 1, 1), (1, 3, 3, 6), 6, 11)
-        _, w_pw, bias_pw = _arrays(dtype, (1, 1, 1, 1), (5, 1, 1, 6), 5, 12)
+        _, w_dw, bias_dw = _arrays(dtype, (1, 1, 1, 1), (1, 3, 3, cin), cin, 11)
+        _, w_pw, bias_pw = _arrays(dtype, (1, 1, 1, 1), (5, 1, 1, cin), 5, 12)
         args = dict(geometry, **quant)
         assert_same(depthwise.depthwise_conv_2d(x, w_dw, bias_dw, depth_multiplier=1, **args),
                     ref_depthwise.depthwise_conv_2d(x, w_dw, bias_dw, depth_multiplier=1, **args))

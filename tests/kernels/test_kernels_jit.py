@@ -109,13 +109,12 @@ def test_cache_stamp_tracks_kernel_sources():
 ])
 def test_named_cpu_picks_its_own_features(cpu, features, mode, fma):
     """NUMBA_CPU_NAME alone compiles for that CPU with its features (numba would otherwise
-    add the host's, AVX-512 included), and the SIMD mode and FMA (when opted in) follow them."""
+    add the host's, AVX-512 included), and the SIMD mode and FMA follow them."""
     if not _jit.JIT_ENABLED:
         pytest.skip("JIT disabled")
     env = {k: v for k, v in os.environ.items()
            if k not in ("NUMBA_CPU_FEATURES", "NNSIM_SIMD")}
     env["NUMBA_CPU_NAME"] = cpu
-    env["NNSIM_FLOAT_FMA"] = "1"    # opted in: FMA then follows the features
     if features is not None:
         env["NUMBA_CPU_FEATURES"] = features
     code = ("from nnsim.kernels import _jit\nfrom numba.core import config\n"
@@ -126,16 +125,19 @@ def test_named_cpu_picks_its_own_features(cpu, features, mode, fma):
     assert out[2] == repr(features if features is not None else "")
 
 
-def test_fma_is_off_unless_asked():
-    """Float kernels round each product as TFLite's reference kernels do, unless
-    NNSIM_FLOAT_FMA=1 asks for fused multiply-adds."""
+def test_fma_is_on_unless_turned_off():
+    """Float kernels fuse multiply-adds on a CPU with FMA, and round each product as TFLite's
+    reference kernels do with NNSIM_FLOAT_FMA=0 (then nothing is cached: numba's cache key does
+    not see the setting)."""
     if not _jit.JIT_ENABLED:
         pytest.skip("JIT disabled")
     env = {k: v for k, v in os.environ.items() if k != "NNSIM_FLOAT_FMA"}
     env["NUMBA_CPU_NAME"] = "haswell"
-    out = subprocess.run([sys.executable, "-c", "from nnsim.kernels import _jit; print(_jit.FMA)"],
-                         env=env, capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["False"]
+    code = "from nnsim.kernels import _jit; print(_jit.FMA, _jit._FLAGS['cache'])"
+    runs = [subprocess.run([sys.executable, "-c", code], env=e, capture_output=True, text=True,
+                           check=True).stdout.split()
+            for e in (env, {**env, "NNSIM_FLOAT_FMA": "0"})]
+    assert runs == [["True", "True"], ["False", "False"]]
 
 
 _SHARED_CORES = r"""

@@ -2,7 +2,8 @@
 
 LOCAL_RESPONSE_NORMALIZATION (float), grouped CONV_2D (uint8, int8 per-tensor / per-channel,
 float32) and the quantized SUM and LOG_SOFTMAX (``nnsim.tflite.builtins.norm``), one-node
-models run on nnsim and on LiteRT: integer outputs identical, float32 within 1e-5 relative.
+models run on nnsim and on LiteRT: integer outputs identical, float32 within 1e-5 relative
+(float convolutions: within the rounding error of their sums, see ``_check_float_sums``).
 
 LiteRT's BUILTIN_REF SUM reads int8 and int16 tensors as uint8 (reduce.cc), so those are
 checked against independent oracles instead: LiteRT's uint8 result on the same data shifted by
@@ -10,6 +11,8 @@ checked against independent oracles instead: LiteRT's uint8 result on the same d
 and hand-computed values.
 """
 from __future__ import annotations
+
+import zlib
 
 import numpy as np
 import pytest
@@ -27,7 +30,8 @@ from nnsim.tflite.reader import Quantization, read_model
 from nnsim.tflite.schema import ActivationFunctionType as Act
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import Padding
-from tests.tflite.test_builtins import T, assert_same, build, check, litert, run_both
+from tests.tflite.test_builtins import (T, assert_same, build, check, litert, random_value,
+                                        run_both)
 
 
 U8, I8, I16, F32, I32 = np.uint8, np.int8, np.int16, np.float32, np.int32
@@ -129,11 +133,34 @@ def test_grouped_conv_2d(request, dtype, per_channel, groups, padding, stride, d
     cg, cout = 3, 2 * groups
     in_q, w, b, out_q = _grouped_case(rng, dtype, per_channel, cout, cg, 3, 3)
     out_hw = {(Padding.SAME, 1): 8, (Padding.SAME, 2): 4, (Padding.VALID, 2): 3}[(padding, stride)]
-    check(request, B.CONV_2D, [T((2, 8, 8, groups * cg), dtype, in_q), w, b],
-          [T((2, out_hw, out_hw, cout), dtype, out_q)],
-          O.Conv2DOptions(padding=padding, stride_w=stride, stride_h=stride,
-                          dilation_w_factor=dilation, dilation_h_factor=dilation,
-                          fused_activation_function=Act.RELU))
+    inputs = [T((2, 8, 8, groups * cg), dtype, in_q), w, b]
+    outputs = [T((2, out_hw, out_hw, cout), dtype, out_q)]
+    options = O.Conv2DOptions(padding=padding, stride_w=stride, stride_h=stride,
+                              dilation_w_factor=dilation, dilation_h_factor=dilation,
+                              fused_activation_function=Act.RELU)
+    if dtype == F32:
+        _check_float_sums(request, inputs, outputs, options, taps=3 * 3 * cg)
+    else:
+        check(request, B.CONV_2D, inputs, outputs, options)
+
+
+def _check_float_sums(request, inputs, outputs, options, taps):
+    """A float convolution against BUILTIN_REF, within the rounding error of its sums.
+
+    Each result is the exact sum of ``taps`` products and the bias within Higham's bound
+    ``(taps + 1) * 2**-24 * M`` (M: the sum of their absolute values, which BUILTIN_REF computes
+    on |x|, |w|, |b|). nnsim fuses each multiply-add (``nnsim.kernels._jit.FMA``, as XNNPACK
+    does) where the reference rounds each product first, so where a sum cancels the two differ
+    by more than 1e-5 of the result, never by more than twice that bound."""
+    rng = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
+    x = random_value(rng, inputs[0])
+    ours, ref = run_both(build(B.CONV_2D, inputs, outputs, options), [x])
+    absolute = [inputs[0]] + [T(s.shape, s.dtype, s.q, np.abs(s.data)) for s in inputs[1:]]
+    mag = _run_ref(build(B.CONV_2D, absolute, outputs, options), [np.abs(x)])[0]
+    assert ours[0].shape == ref[0].shape and ours[0].dtype == ref[0].dtype
+    diff = np.abs(ours[0].astype(np.float64) - ref[0])
+    allowed = 1e-6 + 1e-5 * np.abs(ref[0]) + 2 * (taps + 1) * 2.0**-24 * mag
+    assert (diff <= allowed).all(), (float(diff.max()), int((diff > allowed).sum()))
 
 
 def test_grouped_conv_2d_depthwise_shaped(request):
