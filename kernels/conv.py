@@ -22,7 +22,7 @@ import numpy as np
 from nnsim.kernels import _common as cm
 from nnsim.kernels._filters import cached_pack_filter
 from nnsim.kernels._filters import pack_filter as _pack_filter
-from nnsim.kernels.gemm import FloatGemmPlan, QuantGemmPlan
+from nnsim.kernels.gemm import FloatGemmPlan, QuantGemmPlan, in_place_float_plan
 
 __all__ = ["conv_2d", "prepare_conv_2d", "pack_filter"]
 
@@ -140,8 +140,9 @@ def prepare_conv_2d(x_shape, x_dtype, w, bias, *, stride_h, stride_w, pad_top, p
         raise TypeError(f"input: dtype {x_dtype.name} not supported (expected {names})")
     lo, hi = cm.float_clamp(fuse)
     packed = cached_pack_filter(w) if packed_filter is None else packed_filter
-    plan = FloatGemmPlan(x_shape, out_shape, w, cm.bias_float32(bias, cout), lo, hi, geometry,
-                         packed)
+    bias = cm.bias_float32(bias, cout)
+    plan = (in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed)
+            or FloatGemmPlan(x_shape, out_shape, w, bias, lo, hi, geometry, packed))
     plan.out_dtype = np.dtype(np.float32)
     return plan, out_shape
 

@@ -45,7 +45,7 @@ from nnsim.kernels._gemv import _float_gemv, _float_gemv_par, _quant_gemv, _quan
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
-__all__ = ["QuantGemmPlan", "FloatGemmPlan", "PackedFilter", "pack_weights", "requant_params",
+__all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "PackedFilter", "pack_weights", "requant_params",
            "shift_free", "compile_micro_kernels"]
 
 
@@ -221,7 +221,8 @@ class _Plan:
       copy, ``kp`` elements per pixel.
     """
 
-    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry, dtype, fill, quad):
+    def __init__(self, x_shape, out_shape, kh, kw, cout, geometry, dtype, fill, quad,
+                 in_place=False):
         stride_h, stride_w, pad_top, pad_left, dil_h, dil_w = (int(g) for g in geometry)
         self.x_shape = n, h, w, cin = tuple(int(d) for d in x_shape)
         self.out_shape = tuple(int(d) for d in out_shape)
@@ -244,7 +245,11 @@ class _Plan:
         self.inner = None
         self.padded = aligned_zeros(64, dtype)
         hp = wp = 0
-        if self.mode != _DIRECT:
+        # in place (InPlaceFloatPlan): windows read x itself, rows of w pixels
+        self.in_place = in_place and self.mode == _IMPLICIT and pad_top == 0 and pad_left == 0
+        if self.in_place:
+            hp, wp = h, w
+        elif self.mode != _DIRECT:
             hp = max(h + pad_top, (self.out_shape[1] - 1) * stride_h + (kh - 1) * dil_h + 1)
             wp = max(w + pad_left, (self.out_shape[2] - 1) * stride_w + (kw - 1) * dil_w + 1)
             slack = (64 + 3 * cin * np.dtype(dtype).itemsize) // np.dtype(dtype).itemsize
@@ -294,8 +299,8 @@ class _Plan:
         # two parts is written by both, with the same bytes): the rows are then in the cache
         # of the core that reads them (copied by one thread, read by the other, MobileNet
         # v2's first layer took 34 us more, benchmarks/README.md "Sixth session")
-        rows = [self._rows_read(p0, p1) if parts is by_pixels and self.mode != _DIRECT
-                else (0, 0) for p0, p1, _, _ in parts]
+        copies = parts is by_pixels and self.mode != _DIRECT and not self.in_place
+        rows = [self._rows_read(p0, p1) if copies else (0, 0) for p0, p1, _, _ in parts]
         return (np.array([p + r for p, r in zip(parts, rows)], np.int64),
                 tuple(_threads.per_part(len(parts), a) for a in scratch))
 
@@ -313,7 +318,7 @@ class _Plan:
         ``parallel`` on ``x`` or (windows) on the padded copy, which ``xb`` (the bytes of
         ``x``, int8 XOR ``flip`` to uint8) refreshes: before the core, or in each part."""
         split = self._parallel(scratch)
-        direct = self.mode == _DIRECT
+        direct = self.mode == _DIRECT or self.in_place   # reads x itself
         src = x.reshape(-1) if direct else self.padded
         geo = [int(g) for g in (self.geo[6], self.geo[7], *self.pads)]
         if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
@@ -401,9 +406,11 @@ class QuantGemmPlan(_Plan):
 class FloatGemmPlan(_Plan):
     """A float32 convolution's constants: packed filter, bias, clamp."""
 
-    def __init__(self, x_shape, out_shape, w, bias, lo, hi, geometry, packed=None):
+    def __init__(self, x_shape, out_shape, w, bias, lo, hi, geometry, packed=None,
+                 in_place=False):
         cout, kh, kw, _ = w.shape
-        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.float32, 0.0, False)
+        super().__init__(x_shape, out_shape, kh, kw, cout, geometry, np.float32, 0.0, False,
+                         in_place)
         packed = pack_weights(w.reshape(cout, -1)) if packed is None else packed
         _check_packed(packed, w)
         self.wp = packed.data
@@ -431,6 +438,83 @@ class FloatGemmPlan(_Plan):
                 out.shape[1], out.shape[2])
         return self._bind_core(_float_conv_part, _float_conv_par, x, x.view(np.uint8), 0, args,
                                (self.cols, self.rb))
+
+
+class InPlaceFloatPlan:
+    """A float convolution padded only at the bottom and the right (TensorFlow's SAME padding
+    with stride 2 on even sizes: MobileNet's first layer) whose windows mostly read the input
+    in place: the output rows whose windows lie inside the input are computed from ``x`` itself
+    (no padded copy of the input: 0.6 MB written and read again for a 224x224x3 image),
+    their last columns (whose windows run past a row's end, read as the next row's start) are
+    then computed again from a copy of the input's right edge, and the remaining bottom rows
+    from the input's last rows; each plan a :class:`FloatGemmPlan`, so each sum is the same
+    sequence of operations. :func:`in_place_float_plan` decides when it applies."""
+
+    def __init__(self, x_shape, out_shape, w, bias, lo, hi, geometry, packed, rows, cols):
+        _, h, width, cin = x_shape
+        _, oh, ow, cout = out_shape
+        sh, sw, _, _, dh, _ = geometry
+        kh = w.shape[1]
+        self.rows, self.cols = rows, cols      # output rows / columns read in place
+        self.x0 = cols * sw                    # first input column of the right edge
+        self.h_r = (rows - 1) * sh + (kh - 1) * dh + 1   # input rows the right edge reads
+        self.main = FloatGemmPlan((1, h, width, cin), (1, rows, ow, cout), w, bias, lo, hi,
+                                  geometry, packed, in_place=True)
+        self.right = None if cols == ow else FloatGemmPlan(
+            (1, self.h_r, width - self.x0, cin), (1, rows, ow - cols, cout), w, bias, lo, hi,
+            geometry, packed)
+        self.xr = aligned_zeros((1, self.h_r, width - self.x0, cin), np.float32)
+        self.out_r = aligned_zeros((1, rows, ow - cols, cout), np.float32)
+        self.bottom = None if rows == oh else FloatGemmPlan(
+            (1, h - rows * sh, width, cin), (1, oh - rows, ow, cout), w, bias, lo, hi, geometry,
+            packed)
+        self.out_dtype = np.dtype(np.float32)
+
+    def run(self, x, out):
+        self.bind(x, out)()
+        return out
+
+    def bind(self, x, out):
+        """As :meth:`FloatGemmPlan.bind` (``x`` and ``out`` C-contiguous, one image)."""
+        calls = [self.main.bind(x, out[:, :self.rows])]
+        if self.right is not None:
+            calls += [partial(np.copyto, self.xr, x[:, :self.h_r, self.x0:]),
+                      self.right.bind(self.xr, self.out_r),
+                      partial(np.copyto, out[:, :self.rows, self.cols:], self.out_r)]
+        if self.bottom is not None:
+            calls.append(self.bottom.bind(x[:, self.rows * int(self.main.geo[2]):],
+                                          out[:, self.rows:]))
+        return partial(_in_turn, tuple(calls))
+
+
+def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
+    """An :class:`InPlaceFloatPlan` for a float convolution when it applies, else None: one
+    image of at least 64K values, padded only at the bottom and right, a window of more than
+    one pixel, undilated in width, and at least one output row and column inside (the last
+    row read in place is not the input's last, so reads past a row's end stay in ``x``); a
+    window that reads no padding at all gives a :class:`FloatGemmPlan` reading ``x`` in place
+    (at any size: no edges to compute)."""
+    n, h, width, cin = (int(d) for d in x_shape)
+    _, oh, ow, _ = (int(d) for d in out_shape)
+    sh, sw, pad_top, pad_left, dh, dw = (int(g) for g in geometry)
+    kh, kw = int(w.shape[1]), int(w.shape[2])
+    if n != 1 or pad_top or pad_left or dw != 1 or kh * kw == 1:
+        return None
+    rows = min(oh, (h - (kh - 1) * dh - 1) // sh + 1)
+    cols = min(ow, (width - kw) // sw + 1)
+    if rows == oh and cols == ow and rows > 0 and cols > 0:   # no padding read: no edges
+        return FloatGemmPlan(x_shape, out_shape, w, bias, lo, hi, geometry, packed,
+                             in_place=True)
+    while cols < ow and rows > 0 and (rows - 1) * sh + (kh - 1) * dh >= h - 1:
+        rows -= 1
+    if rows < 1 or cols < 1 or h * width * cin < 65536:   # edges cost more than a copy
+        return None
+    return InPlaceFloatPlan(x_shape, out_shape, w, bias, lo, hi, geometry, packed, rows, cols)
+
+
+def _in_turn(calls):
+    for call in calls:
+        call()
 
 
 #: output pixels per block of the float core when it reads patches in place (no im2col)

@@ -12,6 +12,18 @@ requires_litert = pytest.mark.skipif(
 )
 
 
+def assert_float_sums_close(actual, expected, magnitude, terms):
+    """Float sums of ``terms`` products (and a bias) computed in another order or with fused
+    multiply-adds: each within Higham's bound ``terms * 2**-24 * magnitude`` of the exact sum
+    (``magnitude``: the same sum of absolute values), so within twice that of each other, on
+    top of assert_same's tolerance (a difference beyond it is a wrong term, not rounding)."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape and actual.dtype == expected.dtype
+    diff = np.abs(actual.astype(np.float64) - expected)
+    allowed = 1e-6 + 1e-5 * np.abs(expected) + 2 * terms * 2.0**-24 * np.abs(magnitude)
+    assert (diff <= allowed).all(), (float(diff.max()), int((diff > allowed).sum()))
+
+
 def assert_same(actual, expected, *, rtol=1e-5, atol=1e-6):
     """Integers: identical dtype, shape and values. Floats: within rtol/atol."""
     actual, expected = np.asarray(actual), np.asarray(expected)

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .kernel_litert import T, run_op
-from .kernel_testutil import assert_same, random_q, requires_litert, tflite_padding
+from .kernel_testutil import (assert_float_sums_close, assert_same, random_q,
+                              requires_litert, tflite_padding)
 from nnsim.kernels import conv, depthwise, fully_connected
 from nnsim.kernels.reference import conv as ref_conv
 from nnsim.kernels.reference import depthwise as ref_depthwise
@@ -523,3 +524,46 @@ def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch
             with threads.num_threads(threads_):
                 plan.bind(x, out)()
             np.testing.assert_array_equal(out, want)
+
+
+# --- float convolutions that read their input in place ------------------------------------------
+
+IN_PLACE_CASES = {
+    # x shape, (cout, kh, kw), (stride_h, stride_w, dilation_h), pads (bottom, right)
+    "first_layer_s2": ((1, 150, 150, 3), (8, 3, 3), (2, 2, 1), (1, 1)),
+    "odd_sizes_s2": ((1, 140, 166, 3), (5, 3, 3), (2, 2, 1), (1, 1)),
+    "last_input_row_read": ((1, 100, 230, 3), (6, 3, 3), (1, 1, 1), (2, 2)),
+    "dilated_5x3_s1x2": ((1, 90, 96, 8), (12, 5, 3), (1, 2, 2), (3, 1)),
+    "no_padding_read": ((1, 40, 37, 3), (7, 3, 3), (1, 1, 1), (0, 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(IN_PLACE_CASES))
+def test_float_conv_read_in_place_equals_the_padded_copy(case):
+    """A float convolution padded only at the bottom and right reads its input in place
+    (``gemm.InPlaceFloatPlan``: inside rows from ``x``, right and bottom edges by plans of
+    their own): bit-identical to the plan over a padded copy of the input (the same sums), on
+    1 and 2 threads, and within rounding of the reference kernel."""
+    from nnsim.kernels import threads
+    from nnsim.kernels.gemm import FloatGemmPlan, InPlaceFloatPlan
+
+    x_shape, (cout, kh, kw), (sh, sw, dh), (pb, pr) = IN_PLACE_CASES[case]
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(x_shape).astype(np.float32)
+    w = rng.standard_normal((cout, kh, kw, x_shape[3])).astype(np.float32)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    geometry = dict(stride_h=sh, stride_w=sw, pad_top=0, pad_bottom=pb, pad_left=0,
+                    pad_right=pr, dilation_h=dh, fuse=1)
+    plan, out_shape = conv.prepare_conv_2d(x.shape, x.dtype, w, bias, **geometry)
+    assert isinstance(plan, InPlaceFloatPlan) or (pb, pr) == (0, 0) and plan.in_place
+    copy = FloatGemmPlan(x.shape, out_shape, w, bias, 0.0, np.inf, (sh, sw, 0, 0, dh, 1))
+    assert not copy.in_place and copy.padded.size > x.size
+    want = copy.run(x, np.empty(out_shape, np.float32))
+    for count in (1, 2):
+        out = np.full(out_shape, np.nan, np.float32)
+        with threads.num_threads(count):
+            plan.bind(x, out)()
+        np.testing.assert_array_equal(out, want)
+    magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **dict(geometry, fuse=0))
+    assert_float_sums_close(want, ref_conv.conv_2d(x, w, bias, **geometry), magnitude,
+                            kh * kw * x_shape[3] + 1)
