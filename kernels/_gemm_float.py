@@ -1,6 +1,7 @@
-"""Float GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm`): 4 pixels x 64 channels (16
-pixels x 16 for narrow tiles; 6 x 16 in 8-lane registers on AVX2) per micro-kernel group, taps one
-at a time in k order (fused multiply-adds when the CPU has FMA: ``nnsim.kernels._jit.FMA``)."""
+"""Float GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm`): 4 pixels x 64 channels (8
+pixels x 32 or 16 for narrow tiles, 8 x 8 in 8-lane vectors for at most 8 channels; 6 x 16 in
+8-lane registers on AVX2) per micro-kernel group, taps one at a time in k order (fused
+multiply-adds when the CPU has FMA: ``nnsim.kernels._jit.FMA``)."""
 
 from __future__ import annotations
 
@@ -65,18 +66,15 @@ def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi
     elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
         _fh1x8(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
                cout - c0)
-    elif ncol == 2:   # 32 channels: 8 pixels at a time, both columns at once
-        _fk8x2(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
-               cout - c0, scratch)
     elif ncol == 1:   # 16 channels: 8 pixels at a time
         _fk8x1(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
                cout - c0, scratch)
-    else:   # narrow tiles: 16 pixels per call
-        for j in range(0, n, 4 * _ROWS):
-            for c in range(ncol):
-                _fk1x16(src, rb, j, dy, kh, seg, wp, woff + 16 * c, stride, bias, c0 + 16 * c,
-                        lo, hi, out, o + j * cout + 16 * c, cout, min(4 * _ROWS, n - j),
-                        cout - c0 - 16 * c, scratch)
+    else:   # 32 or 48 channels: 8 pixels at a time, two columns at once, then the third
+        _fk8x2(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
+               cout - c0, scratch)
+        if ncol == 3:
+            _fk8x1(src, rb, n, dy, kh, seg, wp, woff + 32, stride, bias, c0 + 32, lo, hi, out,
+                   o + 32, cout, cout - c0 - 32, scratch)
 
 
 @njit(_nrt=False)
@@ -216,49 +214,6 @@ def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv
 
 
 @njit(_nrt=False)
-def _fk1x16(src, rb, j, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o, cout, rows, cv,
-            scratch):
-    """:func:`_fk4` for 16 channels and 16 pixels (patches at ``rb[j:j + 16]``): 16
-    independent sums hide the add latency, and each call's overhead is spread over twice the
-    pixels of an 8-pixel kernel (a 112x112x8 -> 16 layer 61 -> 46 us)."""
-    r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
-    r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
-    s0, s1, s2, s3 = rb[j + 8], rb[j + 9], rb[j + 10], rb[j + 11]
-    s4, s5, s6, s7 = rb[j + 12], rb[j + 13], rb[j + 14], rb[j + 15]
-    a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    b0, b1, b2, b3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    b4, b5, b6, b7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    p = wo
-    for ky in range(kh):
-        t = ky * dy
-        for _ in range(seg):
-            w0 = vf_load(wp, p)
-            p += ws
-            a0 = vf_muladd(a0, vf_bcast(src, r0 + t), w0)
-            a1 = vf_muladd(a1, vf_bcast(src, r1 + t), w0)
-            a2 = vf_muladd(a2, vf_bcast(src, r2 + t), w0)
-            a3 = vf_muladd(a3, vf_bcast(src, r3 + t), w0)
-            a4 = vf_muladd(a4, vf_bcast(src, r4 + t), w0)
-            a5 = vf_muladd(a5, vf_bcast(src, r5 + t), w0)
-            a6 = vf_muladd(a6, vf_bcast(src, r6 + t), w0)
-            a7 = vf_muladd(a7, vf_bcast(src, r7 + t), w0)
-            b0 = vf_muladd(b0, vf_bcast(src, s0 + t), w0)
-            b1 = vf_muladd(b1, vf_bcast(src, s1 + t), w0)
-            b2 = vf_muladd(b2, vf_bcast(src, s2 + t), w0)
-            b3 = vf_muladd(b3, vf_bcast(src, s3 + t), w0)
-            b4 = vf_muladd(b4, vf_bcast(src, s4 + t), w0)
-            b5 = vf_muladd(b5, vf_bcast(src, s5 + t), w0)
-            b6 = vf_muladd(b6, vf_bcast(src, s6 + t), w0)
-            b7 = vf_muladd(b7, vf_bcast(src, s7 + t), w0)
-            t += 1
-    _emit8(a0, a1, a2, a3, a4, a5, a6, a7, bias, c, lo, hi, out, o, cout, rows, cv, scratch)
-    if rows > 8:
-        _emit8(b0, b1, b2, b3, b4, b5, b6, b7, bias, c, lo, hi, out, o + 8 * cout, cout,
-               rows - 8, cv, scratch)
-
-
-@njit(_nrt=False)
 def _emit8(a0, a1, a2, a3, a4, a5, a6, a7, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
     """:func:`_emit_f` of the first ``rows`` (1..8) of 8 pixels' vectors, ``cout`` apart."""
     _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
@@ -332,10 +287,10 @@ def _fh1x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, 
 @njit(_nrt=False)
 def _fk8x2(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv,
            scratch):
-    """8 pixels (patches at ``rb[j:j + 8]``) x ``ncol`` (1 or 2) columns of 16 channels: one
-    broadcast of each tap serves both columns, and a call covers twice the pixels of
-    :func:`_fk4`'s groups (MobileNet's 16- and 32-channel 1x1 layers took 1.6-1.9x as long
-    with 16 pixels of one column per call). Each sum is :func:`_fk4`'s sequence."""
+    """``n`` pixels, 8 at a time (patches at ``rb[j:j + 8]``), x 2 columns of 16 channels: one
+    broadcast of each tap serves both columns, and the loop over the pixels is inside (a call
+    per 16 pixels of one column, MobileNet's 16- and 32-channel 1x1 layers took 1.3-1.6x as
+    long). Each sum is :func:`_fk4`'s sequence."""
     for j in range(0, n, 8):
         rows = min(8, n - j)
         o = o0 + j * cout

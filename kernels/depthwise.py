@@ -473,26 +473,25 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
                      c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
-        if fast and cout == 8 and stride_w == 1:
-            # two window positions' 8 channels per 16-lane vector (weights and bias repeated
-            # in lanes 8-15, see prepare_depthwise_conv_2d), then an odd last position
-            _dw3x3_float_row(src, rows[0], rows[1], rows[2], 16, 8, 16, w, 0, cpad, bias, lo,
-                             hi, out, o0, out_w // 2, 16, scratch)
-            if out_w % 2:
-                i = (out_w - 1) * 8
-                _dw3x3_float_row8(src, rows[0] + i, rows[1] + i, rows[2] + i, 8, 8, w, 0,
-                                  cpad, bias, lo, hi, out, o0 + i, 1, 8, scratch)
-            continue
         for c in range(c_lo, c_hi, 16):
-            if fast and cout - c > 8:
+            # 8 channels, stride 1: two window positions' channels per 16-lane vector
+            # (weights and bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then
+            # an odd last position in 8 lanes (one call site each: a second one compiled the
+            # inlined row again, 0.5 s more at a cold start)
+            pairs = fast and cout == 8 and stride_w == 1
+            if fast and (cout - c > 8 or pairs):
                 _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
-                                 stride_w * cout, cout, cout, w, c, cpad, bias, lo, hi, out,
-                                 o0 + c, out_w, cout - c, scratch)
-                continue
-            if fast:   # the last <= 8 channels: 8-lane vectors
-                _dw3x3_float_row8(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                 16 if pairs else stride_w * cout, cout,
+                                 16 if pairs else cout, w, c, cpad, bias, lo, hi, out, o0 + c,
+                                 out_w // 2 if pairs else out_w, 16 if pairs else cout - c,
+                                 scratch)
+                if not pairs or out_w % 2 == 0:
+                    continue
+            if fast:   # the last <= 8 channels (or the odd last pair position): 8 lanes
+                i = (out_w - 1) * 8 if pairs else 0
+                _dw3x3_float_row8(src, rows[0] + c + i, rows[1] + c + i, rows[2] + c + i,
                                   stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
-                                  o0 + c, out_w, cout - c, scratch)
+                                  o0 + c + i, 1 if pairs else out_w, cout - c, scratch)
                 continue
             for ox in range(out_w):
                 acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,

@@ -45,8 +45,8 @@ from nnsim.kernels._gemv import _float_gemv, _float_gemv_par, _quant_gemv, _quan
 from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
-__all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "PackedFilter", "pack_weights", "requant_params",
-           "shift_free", "compile_micro_kernels"]
+__all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
+           "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels"]
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------

@@ -567,3 +567,22 @@ def test_float_conv_read_in_place_equals_the_padded_copy(case):
     magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **dict(geometry, fuse=0))
     assert_float_sums_close(want, ref_conv.conv_2d(x, w, bias, **geometry), magnitude,
                             kh * kw * x_shape[3] + 1)
+
+
+@pytest.mark.parametrize("cout", [8, 16, 24, 32, 40, 48, 100])
+@pytest.mark.parametrize("kernel", [1, 3])
+def test_float_conv_tiles_of_every_width(cout, kernel):
+    """Float tiles of 1-4 columns of 16 channels (8 pixels x 32 / 16 channels, 8 lanes for at
+    most 8, 4 pixels x 64) and partial last columns, 1x1 (patches read in place) and 3x3
+    (padded), each output within rounding of the reference kernel's sum."""
+    rng = np.random.default_rng(cout + kernel)
+    x = rng.standard_normal((1, 7, 9, 13)).astype(np.float32)
+    w = rng.standard_normal((cout, kernel, kernel, 13)).astype(np.float32)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    pad = kernel // 2
+    geometry = dict(stride_h=1, stride_w=1, pad_top=pad, pad_bottom=pad, pad_left=pad,
+                    pad_right=pad)
+    magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **geometry)
+    assert_float_sums_close(conv.conv_2d(x, w, bias, **geometry),
+                            ref_conv.conv_2d(x, w, bias, **geometry), magnitude,
+                            kernel * kernel * 13 + 1)
