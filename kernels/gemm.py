@@ -266,8 +266,7 @@ class _Plan:
         self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
-        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv (on
-        # AVX2, integer only)
+        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv
         self.gemv = (self.mode == _DIRECT and self.out_shape[:3] == (1, 1, 1)
                      and SIMD_MODE in ("avx512vnni", "avx2"))
 
@@ -463,8 +462,9 @@ class InPlaceFloatPlan:
         self.right = None if cols == ow else FloatGemmPlan(
             (1, self.h_r, width - self.x0, cin), (1, rows, ow - cols, cout), w, bias, lo, hi,
             geometry, packed)
-        self.xr = aligned_zeros((1, self.h_r, width - self.x0, cin), np.float32)
-        self.out_r = aligned_zeros((1, rows, ow - cols, cout), np.float32)
+        if self.right is not None:   # the right edge's input and output, copied
+            self.xr = aligned_zeros((1, self.h_r, width - self.x0, cin), np.float32)
+            self.out_r = aligned_zeros((1, rows, ow - cols, cout), np.float32)
         self.bottom = None if rows == oh else FloatGemmPlan(
             (1, h - rows * sh, width, cin), (1, oh - rows, ow, cout), w, bias, lo, hi, geometry,
             packed)

@@ -1,5 +1,6 @@
 """The AVX2 pair-lane kernels (kernels/_gemm_avx2.py's convolution, kernels/_dw_pairs.py's 3x3
-depthwise) against the reference kernels, bit for bit.
+depthwise) against the reference kernels, bit for bit; the AVX2 float 1x1 tiles and classifier
+within rounding of the reference's sums.
 
 They only run where nnsim compiles for AVX2 (``SIMD_MODE == "avx2"``: an AVX2-only CPU,
 ``NUMBA_CPU_NAME=haswell``, ``python -m benchmarks.avx2_only``). On an AVX-512 host
@@ -18,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from .kernel_testutil import random_q, tflite_padding
+from .kernel_testutil import assert_float_sums_close, random_q, tflite_padding
 from nnsim.kernels import _jit, conv, depthwise, threads
 from nnsim.kernels._gemm_avx2 import widen_pairs
 from nnsim.kernels.gemm import pack_weights
@@ -136,6 +137,25 @@ def test_depthwise_pairs_equal_reference(shape, padding, stride, dtype, wdtype, 
     _check_threads(plan, x, out_shape, want)
 
 
+@on_avx2
+@pytest.mark.parametrize("cout", [16, 40, 1001])
+@pytest.mark.parametrize("pixels", [1, 7])
+def test_float_tiles_and_classifier(cout, pixels):
+    """AVX2 float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or a few (the
+    6x16 tiles, pixels looped inside), each sum within rounding of the reference's (fused
+    multiply-adds, see assert_float_sums_close)."""
+    rng = np.random.default_rng(cout + pixels)
+    x = rng.standard_normal((1, 1, pixels, 96)).astype(np.float32)
+    w = rng.standard_normal((cout, 1, 1, 96)).astype(np.float32)
+    bias = rng.standard_normal(cout).astype(np.float32)
+    g = dict(stride_h=1, stride_w=1, pad_top=0, pad_bottom=0, pad_left=0, pad_right=0)
+    plan, out_shape = conv.prepare_conv_2d(x.shape, x.dtype, w, bias, **g)
+    assert plan.gemv == (pixels == 1)
+    got = plan.run(x, np.empty(out_shape, np.float32))
+    magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
+    assert_float_sums_close(got, ref_conv.conv_2d(x, w, bias, **g), magnitude, 97)
+
+
 @pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
 def test_pair_kernels_compiled_for_haswell():
     """The tests above in a child compiling for Haswell (AVX2 + FMA, no AVX-512)."""
@@ -146,5 +166,5 @@ def test_pair_kernels_compiled_for_haswell():
                           capture_output=True, text=True, timeout=1500, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
-    want = 1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES)   # all the others
+    want = 1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 6   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
