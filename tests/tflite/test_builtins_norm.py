@@ -30,6 +30,7 @@ from nnsim.tflite.reader import Quantization, read_model
 from nnsim.tflite.schema import ActivationFunctionType as Act
 from nnsim.tflite.schema import BuiltinOperator as B
 from nnsim.tflite.schema import Padding
+from tests.kernels.kernel_testutil import assert_float_sums_close
 from tests.tflite.test_builtins import (T, assert_same, build, check, litert, random_value,
                                         run_both)
 
@@ -150,17 +151,14 @@ def _check_float_sums(request, inputs, outputs, options, taps):
     Each result is the exact sum of ``taps`` products and the bias within Higham's bound
     ``(taps + 1) * 2**-24 * M`` (M: the sum of their absolute values, which BUILTIN_REF computes
     on |x|, |w|, |b|). nnsim fuses each multiply-add (``nnsim.kernels._jit.FMA``, as XNNPACK
-    does) where the reference rounds each product first, so where a sum cancels the two differ
-    by more than 1e-5 of the result, never by more than twice that bound."""
+    does) where the reference rounds each product first, so where a sum cancels the two can
+    differ by more than 1e-5 of the result, never by more than twice that bound."""
     rng = np.random.default_rng(zlib.crc32(request.node.nodeid.encode()))
     x = random_value(rng, inputs[0])
     ours, ref = run_both(build(B.CONV_2D, inputs, outputs, options), [x])
     absolute = [inputs[0]] + [T(s.shape, s.dtype, s.q, np.abs(s.data)) for s in inputs[1:]]
     mag = _run_ref(build(B.CONV_2D, absolute, outputs, options), [np.abs(x)])[0]
-    assert ours[0].shape == ref[0].shape and ours[0].dtype == ref[0].dtype
-    diff = np.abs(ours[0].astype(np.float64) - ref[0])
-    allowed = 1e-6 + 1e-5 * np.abs(ref[0]) + 2 * (taps + 1) * 2.0**-24 * mag
-    assert (diff <= allowed).all(), (float(diff.max()), int((diff > allowed).sum()))
+    assert_float_sums_close(ours[0], ref[0], mag, taps + 1)
 
 
 def test_grouped_conv_2d_depthwise_shaped(request):
