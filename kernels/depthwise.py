@@ -466,6 +466,11 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
+    # 8 channels, stride 1: two window positions' channels per 16-lane vector (weights and
+    # bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then an odd last position
+    # in 8 lanes (one call site each: a second one compiled the inlined row again, 0.5 s more
+    # at a cold start)
+    pairs = fast and cout == 8 and stride_w == 1
     for r in range(r_lo, r_hi):
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
@@ -474,11 +479,6 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                      c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
-            # 8 channels, stride 1: two window positions' channels per 16-lane vector
-            # (weights and bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then
-            # an odd last position in 8 lanes (one call site each: a second one compiled the
-            # inlined row again, 0.5 s more at a cold start)
-            pairs = fast and cout == 8 and stride_w == 1
             if fast and (cout - c > 8 or pairs):
                 _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
                                  16 if pairs else stride_w * cout, cout,

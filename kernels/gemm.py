@@ -456,6 +456,7 @@ class InPlaceFloatPlan:
         kh = w.shape[1]
         self.rows, self.cols = rows, cols      # output rows / columns read in place
         self.x0 = cols * sw                    # first input column of the right edge
+        self.y0 = rows * sh                    # first input row of the bottom edge
         self.h_r = (rows - 1) * sh + (kh - 1) * dh + 1   # input rows the right edge reads
         self.main = FloatGemmPlan((1, h, width, cin), (1, rows, ow, cout), w, bias, lo, hi,
                                   geometry, packed, in_place=True)
@@ -466,7 +467,7 @@ class InPlaceFloatPlan:
             self.xr = aligned_zeros((1, self.h_r, width - self.x0, cin), np.float32)
             self.out_r = aligned_zeros((1, rows, ow - cols, cout), np.float32)
         self.bottom = None if rows == oh else FloatGemmPlan(
-            (1, h - rows * sh, width, cin), (1, oh - rows, ow, cout), w, bias, lo, hi, geometry,
+            (1, h - self.y0, width, cin), (1, oh - rows, ow, cout), w, bias, lo, hi, geometry,
             packed)
         self.out_dtype = np.dtype(np.float32)
 
@@ -482,8 +483,7 @@ class InPlaceFloatPlan:
                       self.right.bind(self.xr, self.out_r),
                       partial(np.copyto, out[:, :self.rows, self.cols:], self.out_r)]
         if self.bottom is not None:
-            calls.append(self.bottom.bind(x[:, self.rows * int(self.main.geo[2]):],
-                                          out[:, self.rows:]))
+            calls.append(self.bottom.bind(x[:, self.y0:], out[:, self.rows:]))
         return partial(_in_turn, tuple(calls))
 
 
@@ -517,7 +517,7 @@ def _in_turn(calls):
         call()
 
 
-#: output pixels per block of the float core when it reads patches in place (no im2col)
+#: output pixels per block of the float core when it has no im2col buffer to fill
 _FLOAT_BLOCK = 256
 
 #: the input of the parallel cores' row copies when there is none (1x1 filters)
