@@ -78,9 +78,10 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
         a2 = _dp(a2, u, vi_load(wp, p + 128), signed)
         a3 = _dp(a3, u, vi_load(wp, p + 192), signed)
         p += 256
-    _emit(vd_sum(a0), qp, c, cpad, extra, zp, lo, hi, out, c, 16)
-    _emit(vd_sum(a1), qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, 16)
-    _emit(vd_sum(a2), qp, c + 32, cpad, extra, zp, lo, hi, out, c + 32, 16)
+    full = np.int64(16)   # (not the literal: numba would compile _store8 again for it)
+    _emit(vd_sum(a0), qp, c, cpad, extra, zp, lo, hi, out, c, full)
+    _emit(vd_sum(a1), qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, full)
+    _emit(vd_sum(a2), qp, c + 32, cpad, extra, zp, lo, hi, out, c + 32, full)
     _emit(vd_sum(a3), qp, c + 48, cpad, extra, zp, lo, hi, out, c + 48, cout - c - 48)
 
 

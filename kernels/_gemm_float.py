@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._gemm_common import (_GATHER, _ROWS, _TILE, _fill_padded, _gather,
+from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padded, _gather,
                                         _row_bases)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_bcast, vf_clamp, vf_load,
                                 vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
@@ -47,13 +47,13 @@ def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, p_lo,
         _row_bases(geo, p0, n, out_h, out_w, rb)
         c0 = c_lo
         woff = c_lo * k
-        while c0 < c_hi:
-            ncol = min(4, (cout - c0 + 15) // 16)
+        while c0 < c_hi:   # tiles of _FLOAT_COLS columns (gemm.pack_weights)
+            ncol = min(_FLOAT_COLS, (cout - c0 + 15) // 16)
             stride = ncol * 16
             _ftile(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, oflat,
                    p0 * cout + c0, cout, scratch)
             woff += k * stride
-            c0 += _TILE
+            c0 += 16 * _FLOAT_COLS
 
 
 @njit(_nrt=False)
@@ -139,7 +139,7 @@ def _fh6x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
 @njit(_nrt=False)
 def _emit_h2(a, b, bias, c, lo, hi, out, o, count):
     """16 channels held as two 8-lane halves (``count`` > 8 of them kept)."""
-    _emit_h(a, bias, c, lo, hi, out, o, 8)
+    _emit_h(a, bias, c, lo, hi, out, o, np.int64(8))   # (not a literal: one variant)
     _emit_h(b, bias, c + 8, lo, hi, out, o + 8, count - 8)
 
 

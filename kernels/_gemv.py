@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
-from nnsim.kernels._gemm_common import _TILE, _store8
+from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE, _store8
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_bcast, vf_load, vf_muladd, vf_zero,
@@ -44,7 +44,8 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
     extra = 0
     if rowcoef != 0:   # uint8 weights: minus w_zp times the sum of the inputs
         rb[0] = 0
-        _row_sums(x, rb, 1, geo[10], geo[11], geo[12], sx, xflip)
+        # (an int64, not the literal 1: numba compiles a variant per literal)
+        _row_sums(x, rb, np.int64(1), geo[10], geo[11], geo[12], sx, xflip)
         extra = np.int32(rowcoef * (sx[0] - kfill))
     if SIMD_MODE == "avx2":   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
         c = c_lo
@@ -123,11 +124,11 @@ def _float_gemv(x, geo, wp, bias, clamp, out, c_lo, c_hi):
     scratch = np.empty(16, np.float32)
     c = c_lo
     while c < c_hi:
-        if c + 2 * _TILE <= c_hi:   # two whole tiles: 8 chains
+        if c + 2 * _TILE <= c_hi:   # 128 channels: 8 chains
             _fpair(x, k, wp, c * k, bias, c, lo, hi, out, scratch)
             c += 2 * _TILE
-        else:
-            ncol = min(4, (cout - c + 15) // 16)
+        else:   # one tile of _FLOAT_COLS columns (gemm.pack_weights)
+            ncol = min(_FLOAT_COLS, (cout - c + 15) // 16)
             for col in range(ncol):
                 a = vf_zero()
                 p = c * k + 16 * col
@@ -136,28 +137,36 @@ def _float_gemv(x, geo, wp, bias, clamp, out, c_lo, c_hi):
                     p += 16 * ncol
                 _emit_f(a, bias, c + 16 * col, lo, hi, out, c + 16 * col,
                         cout - c - 16 * col, scratch)
-            c += _TILE
+            c += 16 * _FLOAT_COLS
 
 
 @njit(_nrt=False)
 def _fpair(x, k, wp, p, bias, c, lo, hi, out, scratch):
-    """Channels c..c + 128 (two whole tiles, weights from ``wp[p]``), float."""
+    """Channels c..c + 128 (8 columns, weights from ``wp[p]``: two 4-column tiles, or on AVX2
+    eight 1-column ones, see gemm.pack_weights), float."""
     a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    q = p + k * _TILE
+    # column j at tile j // F, lane block j % F of each row of 16 F floats
+    tile, row = 16 * _FLOAT_COLS * k, 16 * _FLOAT_COLS
+    p0, p1 = p, p + (1 // _FLOAT_COLS) * tile + (1 % _FLOAT_COLS) * 16
+    p2 = p + (2 // _FLOAT_COLS) * tile + (2 % _FLOAT_COLS) * 16
+    p3 = p + (3 // _FLOAT_COLS) * tile + (3 % _FLOAT_COLS) * 16
+    p4 = p + (4 // _FLOAT_COLS) * tile + (4 % _FLOAT_COLS) * 16
+    p5 = p + (5 // _FLOAT_COLS) * tile + (5 % _FLOAT_COLS) * 16
+    p6 = p + (6 // _FLOAT_COLS) * tile + (6 % _FLOAT_COLS) * 16
+    p7 = p + (7 // _FLOAT_COLS) * tile + (7 % _FLOAT_COLS) * 16
     for t in range(k):
-        b = vf_bcast(x, t)
-        a0, a1 = vf_muladd(a0, b, vf_load(wp, p)), vf_muladd(a1, b, vf_load(wp, p + 16))
-        a2, a3 = vf_muladd(a2, b, vf_load(wp, p + 32)), vf_muladd(a3, b, vf_load(wp, p + 48))
-        a4, a5 = vf_muladd(a4, b, vf_load(wp, q)), vf_muladd(a5, b, vf_load(wp, q + 16))
-        a6, a7 = vf_muladd(a6, b, vf_load(wp, q + 32)), vf_muladd(a7, b, vf_load(wp, q + 48))
-        p += _TILE
-        q += _TILE
-    _emit_f(a0, bias, c, lo, hi, out, c, 16, scratch)
-    _emit_f(a1, bias, c + 16, lo, hi, out, c + 16, 16, scratch)
-    _emit_f(a2, bias, c + 32, lo, hi, out, c + 32, 16, scratch)
-    _emit_f(a3, bias, c + 48, lo, hi, out, c + 48, 16, scratch)
-    _emit_f(a4, bias, c + 64, lo, hi, out, c + 64, 16, scratch)
-    _emit_f(a5, bias, c + 80, lo, hi, out, c + 80, 16, scratch)
-    _emit_f(a6, bias, c + 96, lo, hi, out, c + 96, 16, scratch)
-    _emit_f(a7, bias, c + 112, lo, hi, out, c + 112, 16, scratch)
+        b, o = vf_bcast(x, t), t * row
+        a0, a1 = vf_muladd(a0, b, vf_load(wp, p0 + o)), vf_muladd(a1, b, vf_load(wp, p1 + o))
+        a2, a3 = vf_muladd(a2, b, vf_load(wp, p2 + o)), vf_muladd(a3, b, vf_load(wp, p3 + o))
+        a4, a5 = vf_muladd(a4, b, vf_load(wp, p4 + o)), vf_muladd(a5, b, vf_load(wp, p5 + o))
+        a6, a7 = vf_muladd(a6, b, vf_load(wp, p6 + o)), vf_muladd(a7, b, vf_load(wp, p7 + o))
+    full = np.int64(16)   # (not the literal: numba would compile _emit_f again)
+    _emit_f(a0, bias, c, lo, hi, out, c, full, scratch)
+    _emit_f(a1, bias, c + 16, lo, hi, out, c + 16, full, scratch)
+    _emit_f(a2, bias, c + 32, lo, hi, out, c + 32, full, scratch)
+    _emit_f(a3, bias, c + 48, lo, hi, out, c + 48, full, scratch)
+    _emit_f(a4, bias, c + 64, lo, hi, out, c + 64, full, scratch)
+    _emit_f(a5, bias, c + 80, lo, hi, out, c + 80, full, scratch)
+    _emit_f(a6, bias, c + 96, lo, hi, out, c + 96, full, scratch)
+    _emit_f(a7, bias, c + 112, lo, hi, out, c + 112, full, scratch)

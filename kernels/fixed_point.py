@@ -291,17 +291,18 @@ def rounding_half_sum(a, b):
 @njit
 def exp_on_interval_between_negative_one_quarter_and_0_excl(a):
     """gemmlowp: ``exp(a)`` for a Q0.31 value ``a`` in [-1/4, 0); result in Q0.31."""
-    constant_term = 1895147668  # exp(-1/8) in Q0.31
-    constant_1_over_3 = 715827883
+    # (np.int64 constants: numba compiles a variant of a callee per literal argument)
+    constant_term = np.int64(1895147668)  # exp(-1/8) in Q0.31
+    constant_1_over_3 = np.int64(715827883)
     x = wrap_int32(np.int64(a) + (1 << 28))  # a + 1/8
     x2 = saturating_rounding_doubling_high_mul(x, x)
     x3 = saturating_rounding_doubling_high_mul(x2, x)
     x4 = saturating_rounding_doubling_high_mul(x2, x2)
-    x4_over_4 = rounding_divide_by_pot(x4, 2)
+    x4_over_4 = rounding_divide_by_pot(x4, np.int64(2))
     poly = wrap_int32(
         saturating_rounding_doubling_high_mul(wrap_int32(x4_over_4 + x3), constant_1_over_3) + x2
     )
-    poly = rounding_divide_by_pot(poly, 1)
+    poly = rounding_divide_by_pot(poly, np.int64(1))
     return wrap_int32(
         constant_term
         + saturating_rounding_doubling_high_mul(constant_term, wrap_int32(x + poly))
@@ -317,7 +318,8 @@ def exp_on_negative_values(a, integer_bits):
     mask = one_quarter - 1
     a_mod_quarter_minus_one_quarter = wrap_int32((a & mask) - one_quarter)
     result = exp_on_interval_between_negative_one_quarter_and_0_excl(
-        saturating_rounding_multiply_by_pot(a_mod_quarter_minus_one_quarter, integer_bits)
+        saturating_rounding_multiply_by_pot(a_mod_quarter_minus_one_quarter,
+                                            np.int64(integer_bits))
     )
     remainder = wrap_int32(a_mod_quarter_minus_one_quarter - a)
     # Barrel shifter: multiply by exp(-2**k) for every bit k of the remainder.
@@ -340,9 +342,10 @@ def exp_on_negative_values(a, integer_bits):
 @njit
 def one_over_one_plus_x_for_x_in_0_1(a):
     """gemmlowp: ``1 / (1 + a)`` for a Q0.31 value ``a`` in [0, 1); Q0.31 result."""
-    half_denominator = rounding_half_sum(a, 2147483647)
-    constant_48_over_17 = 1515870810  # Q2.29
-    constant_neg_32_over_17 = -1010580540  # Q2.29
+    # (np.int64 constants: numba compiles a variant of a callee per literal argument)
+    half_denominator = rounding_half_sum(a, np.int64(2147483647))
+    constant_48_over_17 = np.int64(1515870810)  # Q2.29
+    constant_neg_32_over_17 = np.int64(-1010580540)  # Q2.29
     x = wrap_int32(
         constant_48_over_17
         + saturating_rounding_doubling_high_mul(half_denominator, constant_neg_32_over_17)
@@ -352,9 +355,9 @@ def one_over_one_plus_x_for_x_in_0_1(a):
         half_denominator_times_x = saturating_rounding_doubling_high_mul(half_denominator, x)
         one_minus = wrap_int32(one_q2 - half_denominator_times_x)
         product = saturating_rounding_doubling_high_mul(x, one_minus)  # Q4.27
-        x = wrap_int32(x + saturating_rounding_multiply_by_pot(product, 2))
+        x = wrap_int32(x + saturating_rounding_multiply_by_pot(product, np.int64(2)))
     # ExactMulByPot<-1> turns Q2.29 into Q1.30 (same raw); Rescale<0> shifts left by one.
-    return saturating_rounding_multiply_by_pot(x, 1)
+    return saturating_rounding_multiply_by_pot(x, np.int64(1))
 
 
 @njit

@@ -64,7 +64,7 @@ def sat_add16(a, b):
 @njit
 def const16(value32):
     """A gemmlowp 32-bit fixed-point constant as the int16 raw value."""
-    return rounding_divide_by_pot(value32, 16)
+    return rounding_divide_by_pot(value32, np.int64(16))
 
 
 @njit

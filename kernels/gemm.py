@@ -35,8 +35,8 @@ import numpy as np
 
 from nnsim.kernels import _gemm_avx2, _gemm_int
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _GATHER, _IMPLICIT, _ROWS, _TILE,
-                                        _fill_padded)
+from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _IMPLICIT,
+                                        _ROWS, _TILE, _fill_padded)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
@@ -95,10 +95,10 @@ def compile_micro_kernels() -> int:
 
 # --- packing (once per constant filter) --------------------------------------------------------
 
-def _tiles(cout):
-    """``[(c0, columns)]``: tiles of up to 4 columns of 16 channels covering ``cout``."""
+def _tiles(cout, per=4):
+    """``[(c0, columns)]``: tiles of up to ``per`` columns of 16 channels covering ``cout``."""
     cols = -(-cout // 16)
-    return [(16 * c, min(4, cols - c)) for c in range(0, cols, 4)]
+    return [(16 * c, min(per, cols - c)) for c in range(0, cols, per)]
 
 
 class PackedFilter(NamedTuple):
@@ -115,7 +115,10 @@ def pack_weights(w2d):
 
     uint8/int8: per tile of ``n`` columns of 16 channels, ``[K/4 groups][16 n][4 taps]`` bytes
     of ``ws`` (K padded with zeros to a multiple of 4), plus ``SW``; float: ``[K][16 n]``
-    float32. Channels are padded with zeros to a multiple of 16."""
+    float32 per tile of ``n <= _FLOAT_COLS`` columns (4, or 1 on AVX2: its micro-kernels read
+    one column at a time, which then streams by in order). Channels are padded with zeros to
+    a multiple of 16. A tile starts at channel ``c0`` at element ``c0 * K`` in both float
+    layouts."""
     w2d = np.asarray(w2d)
     if w2d.dtype.kind == "f":
         return PackedFilter(_pack_float(w2d), None, w2d.shape, w2d.dtype)
@@ -139,7 +142,8 @@ def _pack_float(w2d):
     cout, k = w2d.shape
     full = np.zeros((-(-cout // 16) * 16, k), np.float32)
     full[:cout] = w2d
-    parts = [np.ascontiguousarray(full[c0:c0 + 16 * n].T).ravel() for c0, n in _tiles(cout)]
+    parts = [np.ascontiguousarray(full[c0:c0 + 16 * n].T).ravel()
+             for c0, n in _tiles(cout, _FLOAT_COLS)]
     return aligned_copy(np.concatenate(parts))
 
 

@@ -134,7 +134,7 @@ def _log_softmax_quant_core(rows, m, left_shift, diff_min, rev_m, rev_shift, qmi
                 scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
                 e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
                 sum_of_exps = wrap_int32(
-                    sum_of_exps + rounding_divide_by_pot(e, _ACCUMULATION_INTEGER_BITS))
+                    sum_of_exps + rounding_divide_by_pot(e, np.int64(_ACCUMULATION_INTEGER_BITS)))
         log_sum = _log_x_for_x_greater_than_or_equal_to_1(
             sum_of_exps, _ACCUMULATION_INTEGER_BITS, _SCALED_DIFF_INTEGER_BITS)
         limit = max(diff_min - 1, multiply_by_quantized_multiplier_smaller_than_one_exp(

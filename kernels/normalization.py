@@ -88,17 +88,18 @@ def _inv_sqrt_multiplier(value):
     shift -= pairs
     value = value << (2 * pairs)
     x_in = value >> 1                                   # Q3.28
-    half_in = rounding_divide_by_pot(x_in, 1)
+    # (np.int64 constants: numba compiles a variant of a callee per literal argument)
+    half_in = rounding_divide_by_pot(x_in, np.int64(1))
     half_three = np.int64((1 << 28) + (1 << 27))        # 1.5 in Q3.28
     x = np.int64(1 << 28)                               # 1.0
     for _ in range(5):
         x3 = saturating_rounding_doubling_high_mul(x, x)
         x3 = saturating_rounding_doubling_high_mul(x3, x)
-        x3 = saturating_rounding_multiply_by_pot(x3, 6)
+        x3 = saturating_rounding_multiply_by_pot(x3, np.int64(6))
         t = wrap_int32(saturating_rounding_doubling_high_mul(half_three, x)
                        - saturating_rounding_doubling_high_mul(half_in, x3))
-        x = saturating_rounding_multiply_by_pot(t, 3)
-    result = saturating_rounding_doubling_high_mul(x, 1518500250)   # * sqrt(2) / 2
+        x = saturating_rounding_multiply_by_pot(t, np.int64(3))
+    result = saturating_rounding_doubling_high_mul(x, np.int64(1518500250))   # * sqrt(2) / 2
     if shift < 0:
         result = wrap_int32(result << (-shift))
         shift = np.int64(0)

@@ -152,7 +152,7 @@ def _qlstm_core(x, prev_out, prev_cell, w_in, w_rec, eff_in, eff_rec, peep, ln_w
             for k in range(n):
                 ig[k] = logistic16(ig[k], 3)
         for k in range(n):
-            kept = w16(rounding_divide_by_pot(fg[k] * c[k], 15))
+            kept = w16(rounding_divide_by_pot(fg[k] * c[k], np.int64(15)))
             added = w16(rounding_divide_by_pot(ig[k] * cg[k], shift_ic))
             v = min(max(kept + added, -32768), 32767)
             if clip > 0:

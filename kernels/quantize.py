@@ -222,7 +222,8 @@ def _requantize_core(x, in_zp, table, out_zp, qmin, qmax, out):
         tin, tout = np.zeros(16, x.dtype), np.zeros(16, np.uint8)
         for j in range(n - full):   # not slice assignments (see elementwise._quant_range)
             tin[j] = x[full + j]
-        _requantize16(tin, 0, in_zp, table, out_zp, qmin, qmax, tout, 0)
+        zero = np.int64(0)   # (not the literal: numba would compile a variant for it)
+        _requantize16(tin, zero, in_zp, table, out_zp, qmin, qmax, tout, zero)
         for j in range(n - full):
             out[full + j] = tout[j]
     return out

@@ -158,7 +158,7 @@ def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
                 exps[c] = e
                 # Rescale Q0.31 -> Q12.19 and accumulate with int32 wrap-around
                 sum_of_exps = wrap_int32(
-                    sum_of_exps + rounding_divide_by_pot(e, _ACCUMULATION_INTEGER_BITS)
+                    sum_of_exps + rounding_divide_by_pot(e, np.int64(_ACCUMULATION_INTEGER_BITS))
                 )
         recip, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
         exponent = bits_over_unit + 31 - 8

@@ -186,8 +186,8 @@ def _one_minus_x_over_one_plus_x(a):
         one_minus = wrap_int32((1 << 29) - saturating_rounding_doubling_high_mul(half_denominator,
                                                                                x))
         x = wrap_int32(x + saturating_rounding_multiply_by_pot(
-            saturating_rounding_doubling_high_mul(x, one_minus), 2))
-    return saturating_rounding_multiply_by_pot(wrap_int32(x - (1 << 29)), 2)
+            saturating_rounding_doubling_high_mul(x, one_minus), np.int64(2)))
+    return saturating_rounding_multiply_by_pot(wrap_int32(x - (1 << 29)), np.int64(2))
 
 
 @njit

@@ -483,9 +483,9 @@ def test_tables_without_left_shifts_compute_the_same(out_scale, free):
 
 @pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.float32])
 def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch):
-    """A 1x1 CONV_2D of one pixel (a classifier: on AVX-512, and for integers on AVX2, the
-    matrix-vector loops of kernels/_gemv.py): quantized results equal the reference kernel,
-    float ones the 4-pixel micro-kernels bit for bit (the same order of sums), with 1-3
+    """A 1x1 CONV_2D of one pixel (a classifier: on AVX-512 and AVX2, the matrix-vector
+    loops of kernels/_gemv.py): quantized results equal the reference kernel, float ones the
+    micro-kernels of several pixels bit for bit (the same order of sums), with 1-3
     threads; channel counts around the 64- and 128-channel tiles, K not a multiple of 64,
     uint8 weights with a zero point (the sum of the inputs term)."""
     from nnsim.kernels import threads
@@ -510,13 +510,12 @@ def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch
                      w_scales=rng.uniform(0.001, 0.01, n) if dtype == np.int8 else [0.004],
                      w_zp=0 if dtype == np.int8 else 131)
         plan, out_shape = conv.prepare_conv_2d(x.shape, dtype, w, bias, **g, **q)
-        assert plan.gemv == (SIMD_MODE == "avx512vnni"
-                             or SIMD_MODE == "avx2" and dtype != np.float32)
+        assert plan.gemv == (SIMD_MODE in ("avx512vnni", "avx2"))
         if dtype == np.float32:
             plan.gemv = False
             want = np.zeros(out_shape, np.float32)
             plan.bind(x, want)()
-            plan.gemv = SIMD_MODE == "avx512vnni"
+            plan.gemv = SIMD_MODE in ("avx512vnni", "avx2")
         else:
             want = ref_conv.conv_2d(x, w, bias, **g, **q)
         for threads_ in (1, 2, 3):
