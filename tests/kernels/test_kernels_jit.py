@@ -191,6 +191,50 @@ def test_byte_cores_compile_once_for_int8_and_uint8(tmp_path):
     assert rows == 1
 
 
+_CONSTANT_ARGUMENTS = r"""
+import numpy as np
+from nnsim.kernels import (_gemm_float, _gemm_int, conv, fixed_point, normalization, quantize,
+                           softmax)
+rng = np.random.default_rng(0)
+x = rng.integers(0, 256, (3, 40)).astype(np.uint8)
+softmax.softmax(x, 1.0, in_scale=0.1, in_zp=128, out_scale=1 / 256, out_zp=0)
+normalization.l2_normalization(x, in_zp=128)
+quantize.requantize(x[0, :35], in_scale=0.1, in_zp=3, out_scale=0.3, out_zp=5,
+                    out_dtype=np.uint8)   # 35 values: two vectors and a 3-value tail
+xf = rng.standard_normal((1, 1, 1, 64)).astype(np.float32)
+for h, n in ((1, 200), (5, 40)):   # one pixel (the GEMV loops) and several
+    xf = rng.standard_normal((1, h, h, 64)).astype(np.float32)
+    conv.conv_2d(xf, rng.standard_normal((n, 1, 1, 64)).astype(np.float32), None, stride_h=1,
+                 stride_w=1, pad_top=0, pad_bottom=0, pad_left=0, pad_right=0)
+    xq = rng.integers(0, 256, (1, h, h, 64)).astype(np.uint8)
+    conv.conv_2d(xq, rng.integers(0, 256, (n, 1, 1, 64)).astype(np.uint8), None, stride_h=1,
+                 stride_w=1, pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, in_scale=0.1,
+                 in_zp=3, w_scales=[0.01], w_zp=120, out_scale=0.5, out_zp=4)
+print(*(len(f.signatures) for f in (
+    fixed_point.saturating_rounding_doubling_high_mul, fixed_point.rounding_divide_by_pot,
+    fixed_point.saturating_rounding_multiply_by_pot, _gemm_float._emit_f, _gemm_int._row_sums,
+    quantize._requantize16)))
+"""
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
+@pytest.mark.parametrize("cpu", [None, "haswell"])
+def test_callees_compile_once_whatever_the_constants(tmp_path, cpu):
+    """Cold-start economy: numba compiles a callee again for each literal argument (a constant
+    such as 2 or 715827883 is typed ``Literal[int]``), so the fixed-point helpers, the float
+    emit, the row sums and the 16-value requantization are called with int64 values: one
+    compiled variant each for softmax, L2 normalization, requantization and 1x1 convolutions
+    of one pixel and of several (a fresh process on an empty cache counts them)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    if cpu is not None:   # the AVX2 kernels
+        env = {k: v for k, v in env.items() if k not in ("NUMBA_CPU_FEATURES", "NNSIM_SIMD")}
+        env["NUMBA_CPU_NAME"] = cpu
+    out = subprocess.run([sys.executable, "-c", _CONSTANT_ARGUMENTS], capture_output=True,
+                         text=True, timeout=600, env=env)
+    assert out.returncode == 0, out.stderr
+    assert [int(n) for n in out.stdout.split()] == [1] * 6, out.stdout
+
+
 def test_requant_with_rows_in_registers_equals_requant():
     """vi_requantq(acc, vq_load(qp, c, cpad), ...) computes vi_requant(acc, qp, c, cpad, ...),
     compiled and as numpy (``SIMD_OPS``, int64 arithmetic); multipliers, shifts and
