@@ -178,7 +178,6 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
             a.reshape(-1, 16)[:, 8:] = a.reshape(-1, 16)[:, :8]
     plan.clamp = np.array(cm.float_clamp(fuse), np.float32)
     plan.out_dtype = np.dtype(np.float32)
-    plan.read_in_place(ow, stride_w, pad_left)
     return plan, out_shape
 
 
@@ -213,44 +212,14 @@ class _Plan:
         if not self.ring:
             view = self.src[:-16].reshape(n, hp, wp, self.cout)
             self.inner = view[:, pt:pt + h, pl:pl + w]
-        # [7:12]: in place (0/1), its first and end output columns, the input pixels the
-        # left and right edge columns read (see read_in_place)
-        self.dims = np.array([h, w, pt, pl, hp, wp, span, 0, 0, 0, 0, 0], np.int64)
-        # per slot the input row it holds, then per slot 1 if it holds only the edges
-        self.slots = np.zeros(2 * span, np.int64)
+        self.dims = np.array([h, w, pt, pl, hp, wp, span], np.int64)
+        self.slots = np.zeros(span, np.int64)
         self.rows = np.zeros(int(geo[0]), np.int64)
         # (weights, dims, ring) of nnsim.kernels._dw_widened or _dw_pairs, or None
         self.widened = None
         self.stride2 = False   # widened with the stride-2 core (compact rows)
         self.pairs = False   # widened to int16 pairs (AVX2)
         self._split = {}   # thread count -> see _parallel
-
-    def read_in_place(self, out_w, stride_w, pad_left):
-        """Lets the float 3x3 core read ``x`` itself where it can (``dims[7:12]``): for an
-        output row whose three input rows are all in the image, the columns whose windows
-        lie inside the image are computed from ``x`` in place; only the edge columns read
-        the ring, which then receives only the edge pixels of those rows.
-
-        For strided layers only: at stride 2 each input row is copied for 1.5 output rows
-        and reading in place is faster (alone, VNNI: 112x112x16 23-24 -> 15-16 us, 56x56x32
-        12.2-12.6 -> 9.6-9.9 us); at stride 1 the input rows come from L2 either way and it
-        was no faster. For
-        16-channel multiples only: the 8-lane core reads the ring only, and a narrower
-        tail's vector loads would read past the last pixel of ``x``, which the ring has
-        room for and a tensor may not."""
-        h, w, pl = (int(d) for d in self.dims[[0, 1, 3]])
-        kh, kw, stride_h, dil_h, dil_w = (int(g) for g in self.geo[[0, 1, 2, 4, 5]])
-        if not (self.ring and (kh, kw, dil_h, dil_w) == (3, 3, 1, 1) and stride_h >= 2
-                and self.cout % 16 == 0):
-            return
-        first = -(-pl // stride_w)   # the first output column with ix >= 0
-        end = min((w - kw + pl) // stride_w + 1, out_w)   # past the last with ix + 2 < w
-        if end <= first or h < kh:
-            return
-        # the left edge columns read input pixels [0, left), the right ones [w - right, w)
-        left = min(max((first - 1) * stride_w - pl + kw, 0), w)
-        right = min(max(w - (end * stride_w - pl), 0), w)
-        self.dims[7:12] = (1, first, end, left, right)
 
     def run(self, x, out):
         """``out`` = the depthwise convolution of ``x`` (C-contiguous, the plan's dtype)."""
@@ -339,14 +308,12 @@ def _repeat_then(plan, xb, call):
 
 @njit(_nrt=False)
 def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi, fill,
-                 flip, edges):
+                 flip):
     """``rows[ky]``: where padded input row ``ky`` of output row ``oy``'s windows starts in
     ``src`` (in elements of ``size`` bytes); with the ring, rows not in it yet are copied
     (bytes XOR ``flip``; only channels ``c_lo:c_hi``, those the caller computes: a part of a
     layer split by channels copies its own) or filled with the padding byte ``fill`` first.
-    With ``edges`` (an output row read in place, see :meth:`_Plan.read_in_place`), only the
-    pixels its edge columns read are copied; a row copied so is copied whole when a later
-    output row needs it whole. ``xb`` and ``sb`` are byte views of the input and of ``src``."""
+    ``xb`` and ``sb`` are byte views of the input and of ``src``."""
     kh, stride_h, dil_h = geo[0], geo[2], geo[4]
     h, w, pt, pl, hp, wp, span = dims[0], dims[1], dims[2], dims[3], dims[4], dims[5], dims[6]
     length = wp * cout
@@ -357,32 +324,18 @@ def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, c_lo, 
             continue
         slot = iy % span
         rows[ky] = slot * length
-        if slots[slot] == iy and (edges or slots[span + slot] == 0):
-            continue
-        slots[slot] = iy
-        slots[span + slot] = 1 if edges else 0
-        d = (slot * length + pl * cout) * size
-        s = (b * h + iy) * w * cout * size
-        if not 0 <= iy < h:   # a slice: one memset (a loop of byte stores took 2.5 us a row)
-            sb[d:d + w * cout * size] = fill
-        elif edges:   # pixels [0, left) and [w - right, w)
-            _copy_pixels(xb, s, sb, d, np.int64(0), dims[10], cout, c_lo, c_hi, size, flip)
-            _copy_pixels(xb, s, sb, d, w - dims[11], w, cout, c_lo, c_hi, size, flip)
-        else:
-            _copy_pixels(xb, s, sb, d, np.int64(0), w, cout, c_lo, c_hi, size, flip)
-
-
-@njit(_nrt=False)
-def _copy_pixels(xb, s, sb, d, p_lo, p_hi, cout, c_lo, c_hi, size, flip):
-    """Pixels ``p_lo:p_hi`` of the input row at byte ``s`` to the ring row at byte ``d``:
-    channels ``c_lo:c_hi`` of each, one run when they are all the channels."""
-    if c_hi - c_lo == cout:
-        _copy_run(xb, s + p_lo * cout * size, sb, d + p_lo * cout * size,
-                  (p_hi - p_lo) * cout * size, flip)
-        return
-    for px in range(p_lo, p_hi):
-        o = (px * cout + c_lo) * size
-        _copy_run(xb, s + o, sb, d + o, (c_hi - c_lo) * size, flip)
+        if slots[slot] != iy:
+            slots[slot] = iy
+            d = (slot * length + pl * cout) * size
+            s = (b * h + iy) * w * cout * size
+            if 0 <= iy < h and c_hi - c_lo == cout:   # the whole row: one run
+                _copy_run(xb, s, sb, d, w * cout * size, flip)
+            elif 0 <= iy < h:   # each pixel's channels c_lo:c_hi
+                for px in range(w):
+                    o = (px * cout + c_lo) * size
+                    _copy_run(xb, s + o, sb, d + o, (c_hi - c_lo) * size, flip)
+            else:   # a slice: one memset (a loop of byte stores took 2.5 us a 7 KB row)
+                sb[d:d + w * cout * size] = fill
 
 
 @njit(parallel=True)
@@ -413,10 +366,9 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:   # a new image: nothing in the ring belongs to it
             slots[:] = -(1 << 40)
-        # (an int64, not the literal 1, and a bool_, not the literal False: numba would
-        # compile a variant per literal)
+        # (an int64, not the literal 1: numba would compile a variant per literal size)
         _window_rows(xb, sb, np.int64(1), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
-                     c_hi, np.uint8(xzp), np.uint8(flip), np.bool_(False))
+                     c_hi, np.uint8(xzp), np.uint8(flip))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
             if fast:
@@ -508,12 +460,9 @@ def _dw_float_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp
 @njit
 def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
-    """As :func:`_dw_quant_part`, float32. In a layer read in place
-    (:meth:`_Plan.read_in_place`), an output row whose input rows are all in the image reads
-    its inner columns from ``x`` and its edge columns from the ring."""
+    """As :func:`_dw_quant_part`, float32."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
-    h, w_in, pl = dims[0], dims[1], dims[3]
     scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
@@ -526,56 +475,37 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        iy = oy * geo[2] - dims[2]
-        inner = dims[7] == 1 and iy >= 0 and iy + kh <= h
         _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
-                     c_hi, np.uint8(0), np.uint8(0), inner)
+                     c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
-        if not fast:
-            for c in range(c_lo, c_hi, 16):
-                for ox in range(out_w):
-                    acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
-                                         dil_w * cout, w, c, cpad)
-                    # TFLite: ActivationFunctionWithMinMax(total + bias)
-                    r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
-                    _store_f(r_, out, o0 + ox * cout + c, cout - c, scratch)
-            continue
-        # columns [pf, pe) read x (window row 0 of column pf at x0), the others the ring:
-        # three segments, each over all channels (one call site: a second one compiled the
-        # inlined row again; segments inside the channel loop cost 5-10% in small layers)
-        pf, pe = (dims[8], dims[9]) if inner else (0, 0)
-        step = 16 if pairs else stride_w * cout
-        for k in range(3 if inner else 1):
-            s_lo = 0 if k == 0 else pf if k == 1 else pe
-            s_hi = pf if k == 0 and inner else pe if k == 1 else out_w // 2 if pairs else out_w
-            if k == 1:
-                a, q0 = x, ((b * h + iy) * w_in + pf * stride_w - pl) * cout
-                q1, q2 = q0 + w_in * cout, q0 + 2 * w_in * cout
-            else:
-                a, q0 = src, rows[0] + s_lo * step
-                q1, q2 = rows[1] + s_lo * step, rows[2] + s_lo * step
-            o_seg = o0 + s_lo * (16 if pairs else cout)
-            for c in range(c_lo, c_hi, 16):
-                if cout - c > 8 or pairs:
-                    _dw3x3_float_row(a, q0 + c, q1 + c, q2 + c, step, cout,
-                                     16 if pairs else cout, w, c, cpad, bias, lo, hi, out,
-                                     o_seg + c, s_hi - s_lo, 16 if pairs else cout - c, scratch)
-                    if not pairs or out_w % 2 == 0:
-                        continue
-                # the last <= 8 channels (or the odd last pair position): 8 lanes, from the
-                # ring (only in a layer not read in place: a single segment)
+        for c in range(c_lo, c_hi, 16):
+            if fast and (cout - c > 8 or pairs):
+                _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
+                                 16 if pairs else stride_w * cout, cout,
+                                 16 if pairs else cout, w, c, cpad, bias, lo, hi, out, o0 + c,
+                                 out_w // 2 if pairs else out_w, 16 if pairs else cout - c,
+                                 scratch)
+                if not pairs or out_w % 2 == 0:
+                    continue
+            if fast:   # the last <= 8 channels (or the odd last pair position): 8 lanes
                 i = (out_w - 1) * 8 if pairs else 0
                 _dw3x3_float_row8(src, rows[0] + c + i, rows[1] + c + i, rows[2] + c + i,
                                   stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
                                   o0 + c + i, 1 if pairs else out_w, cout - c, scratch)
+                continue
+            for ox in range(out_w):
+                acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
+                                     dil_w * cout, w, c, cpad)
+                # TFLite: ActivationFunctionWithMinMax(total + bias)
+                r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
+                _store_f(r_, out, o0 + ox * cout + c, cout - c, scratch)
 
 
 @njit(_nrt=False)
 def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi, out, o0,
                      out_w, count, scratch):
     """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0; window
-    positions ``step`` apart in ``x`` (the ring, or the input read in place), ``ostep`` apart
-    in ``out``."""
+    positions ``step`` apart in ``x``, ``ostep`` apart in ``out``."""
     w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
     w3, w4, w5 = vf_load(w, 3 * cpad + c), vf_load(w, 4 * cpad + c), vf_load(w, 5 * cpad + c)
     w6, w7, w8 = vf_load(w, 6 * cpad + c), vf_load(w, 7 * cpad + c), vf_load(w, 8 * cpad + c)
@@ -597,8 +527,7 @@ def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi,
 @njit(_nrt=False)
 def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                       count, scratch):
-    """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors, from the
-    ring only."""
+    """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""
     w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
     w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
     w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)
@@ -619,6 +548,7 @@ def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, 
             vh_store(r, out, o0 + ox * cout)
         else:
             vf_storen(r, out, o0 + ox * cout, count)
+
 
 
 @njit(_nrt=False)

@@ -52,24 +52,3 @@ def tflite_padding(size, kernel, stride, dilation, same):
     out = -(-size // stride) if same else (size + stride - effective) // stride
     total = max(0, (out - 1) * stride + effective - size)
     return total // 2, total - total // 2, out
-
-
-def guarded_array(values, *, at_end=True):
-    """A copy of ``values`` placed against an inaccessible page (after its last byte, or before
-    its first): a kernel that reads past the array's end (or before its start) crashes instead
-    of reading whatever memory follows. The mapping lives as long as the array."""
-    import ctypes
-    import mmap
-
-    values = np.ascontiguousarray(values)
-    page, nbytes = mmap.PAGESIZE, values.nbytes
-    total = -(-nbytes // page) * page + page
-    buf = mmap.mmap(-1, total, prot=mmap.PROT_READ | mmap.PROT_WRITE)
-    address = ctypes.addressof(ctypes.c_char.from_buffer(buf))
-    guard, offset = (total - page, total - page - nbytes) if at_end else (0, page)
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.mprotect(ctypes.c_void_p(address + guard), ctypes.c_size_t(page), 0) != 0:
-        pytest.skip(f"mprotect failed (errno {ctypes.get_errno()})")
-    out = np.frombuffer(buf, np.uint8, nbytes, offset).view(values.dtype).reshape(values.shape)
-    out[...] = values
-    return out

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from .kernel_litert import T, run_op
-from .kernel_testutil import (assert_float_sums_close, assert_same, guarded_array, random_q,
+from .kernel_testutil import (assert_float_sums_close, assert_same, random_q,
                               requires_litert, tflite_padding)
 from nnsim.kernels import conv, depthwise, fully_connected
 from nnsim.kernels.reference import conv as ref_conv
@@ -566,58 +566,6 @@ def test_float_conv_read_in_place_equals_the_padded_copy(case):
     magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **dict(geometry, fuse=0))
     assert_float_sums_close(want, ref_conv.conv_2d(x, w, bias, **geometry), magnitude,
                             kh * kw * x_shape[3] + 1)
-
-
-DW_IN_PLACE_CASES = {
-    # x shape, stride, pads (top, bottom, left, right), read in place
-    "s2_same_even": ((1, 30, 28, 32), 2, (0, 1, 0, 1), True),
-    "s2_padded_odd": ((1, 29, 31, 16), 2, (1, 1, 1, 1), True),
-    "s2_two_images_48": ((2, 17, 19, 48), 2, (1, 1, 1, 1), True),
-    "s2_left_top_only": ((1, 21, 20, 16), 2, (1, 0, 1, 0), True),
-    "s3_valid": ((1, 20, 22, 16), 3, (0, 0, 0, 0), True),
-    "s2_threads": ((1, 57, 57, 64), 2, (1, 1, 1, 1), True),
-    "s2_too_narrow": ((1, 9, 3, 16), 2, (1, 1, 1, 1), False),
-    "s2_24_channels": ((1, 15, 15, 24), 2, (1, 1, 1, 1), False),
-    "s1": ((1, 12, 12, 32), 1, (1, 1, 1, 1), False),
-}
-
-
-@pytest.mark.parametrize("case", list(DW_IN_PLACE_CASES))
-def test_float_depthwise_read_in_place_equals_the_ring(case):
-    """A strided float 3x3 depthwise layer of 16-channel multiples reads the inner columns
-    of its inner rows from ``x`` in place (``_Plan.read_in_place``), the edges from the ring:
-    bit-identical to the layer read through the ring only, on 1 and 2 threads, within
-    rounding of the reference kernel, and reading nothing past either end of ``x``."""
-    from nnsim.kernels import threads
-
-    x_shape, stride, (pt, pb, pl, pr), in_place = DW_IN_PLACE_CASES[case]
-    rng = np.random.default_rng(5)
-    c = x_shape[3]
-    x = rng.standard_normal(x_shape).astype(np.float32)
-    w = rng.standard_normal((1, 3, 3, c)).astype(np.float32)
-    bias = rng.standard_normal(c).astype(np.float32)
-    geometry = {"stride_h": stride, "stride_w": stride, "pad_top": pt, "pad_bottom": pb,
-                "pad_left": pl, "pad_right": pr, "fuse": 1}
-    plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, x.dtype, w, bias,
-                                                          depth_multiplier=1, **geometry)
-    ring, _ = depthwise.prepare_depthwise_conv_2d(x.shape, x.dtype, w, bias,
-                                                  depth_multiplier=1, **geometry)
-    assert plan.dims[7] == in_place
-    ring.dims[7] = 0
-    want = ring.run(x, np.empty(out_shape, np.float32))
-    for count in (1, 2):
-        for guarded in (guarded_array(x), guarded_array(x, at_end=False)):
-            out = np.full(out_shape, np.nan, np.float32)
-            with threads.num_threads(count):
-                plan.bind(guarded, out)()
-            np.testing.assert_array_equal(out, want)
-    if case == "s2_threads":   # the 2-thread run above was split into parts
-        with threads.num_threads(2):
-            assert plan._parallel() is not None
-    magnitude = ref_depthwise.depthwise_conv_2d(np.abs(x), np.abs(w), np.abs(bias),
-                                                depth_multiplier=1, **dict(geometry, fuse=0))
-    assert_float_sums_close(want, ref_depthwise.depthwise_conv_2d(
-        x, w, bias, depth_multiplier=1, **geometry), magnitude, 10)
 
 
 @pytest.mark.parametrize("cout", [8, 16, 24, 32, 40, 48, 100])
