@@ -12,8 +12,8 @@ from nnsim.kernels._jit import (MASKED_BYTES, SIMD_MODE, njit, vb_copy, vi_load,
 _TILE = 64      # output channels per tile (4 vectors of 16 lanes)
 #: Columns of 16 channels per float weight tile: 4 (a 64-channel tile, K rows of 64 floats) for
 #: AVX-512's 4-column micro-kernel; 1 on AVX2, whose micro-kernels take one column at a time:
-#: in 4-column tiles each pass read every fourth cache line of the weights, which cost 7-12 us
-#: a 1x1 layer of MobileNet v1 0.25 when its weights were out of cache (issue 13).
+#: in 4-column tiles each pass read every fourth cache line of the weights, which cost 4-14 us
+#: a 1x1 layer of MobileNet v1 0.25 float after the model's other layers (issue 13).
 _FLOAT_COLS = 1 if SIMD_MODE == "avx2" else 4
 _ROWS = 4       # output pixels per micro-kernel group
 _BLOCK = 64     # output pixels per block (multiple of _ROWS)

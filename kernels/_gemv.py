@@ -1,8 +1,8 @@
 """CONV_2D of a single output pixel with a 1x1 filter (MobileNet's classifier, 1x1x1024 or
 1280 -> 1001: a matrix-vector product): the sums of :mod:`nnsim.kernels.gemm`'s micro-kernels,
 one pixel at a time (on AVX2, integer: a 64-channel tile per pass,
-:func:`nnsim.kernels._gemm_avx2._gemv_tile`; float: two tiles of 16-lane vectors, each two
-8-lane halves).
+:func:`nnsim.kernels._gemm_avx2._gemv_tile`; float: 8 columns of 16 channels per pass, from
+eight 1-column tiles, each 16-lane vector two 8-lane halves).
 
 The 4-pixel micro-kernels would compute three unused pixels here, with one chain of
 multiply-adds per 16 channels. These loops take two 64-channel tiles (8 chains) per pass over
