@@ -146,21 +146,20 @@ def _fpair(x, k, wp, p, bias, c, lo, hi, out, scratch):
     eight 1-column ones, see gemm.pack_weights), float."""
     a0, a1, a2, a3 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
     a4, a5, a6, a7 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
-    # column j at tile j // F, lane block j % F of each row of 16 F floats
-    tile, row = 16 * _FLOAT_COLS * k, 16 * _FLOAT_COLS
-    p0, p1 = p, p + (1 // _FLOAT_COLS) * tile + (1 % _FLOAT_COLS) * 16
-    p2 = p + (2 // _FLOAT_COLS) * tile + (2 % _FLOAT_COLS) * 16
-    p3 = p + (3 // _FLOAT_COLS) * tile + (3 % _FLOAT_COLS) * 16
-    p4 = p + (4 // _FLOAT_COLS) * tile + (4 % _FLOAT_COLS) * 16
-    p5 = p + (5 // _FLOAT_COLS) * tile + (5 % _FLOAT_COLS) * 16
-    p6 = p + (6 // _FLOAT_COLS) * tile + (6 % _FLOAT_COLS) * 16
-    p7 = p + (7 // _FLOAT_COLS) * tile + (7 % _FLOAT_COLS) * 16
+    # columns 4-7 start 64 K floats on in both layouts (_FLOAT_COLS 4 or 1); the next column
+    # is 16 floats on in a 4-column tile's rows, a whole K x 16 tile on with 1-column tiles
+    q = p + k * _TILE
+    cs, row = (16, _TILE) if _FLOAT_COLS == 4 else (16 * k, 16)
     for t in range(k):
-        b, o = vf_bcast(x, t), t * row
-        a0, a1 = vf_muladd(a0, b, vf_load(wp, p0 + o)), vf_muladd(a1, b, vf_load(wp, p1 + o))
-        a2, a3 = vf_muladd(a2, b, vf_load(wp, p2 + o)), vf_muladd(a3, b, vf_load(wp, p3 + o))
-        a4, a5 = vf_muladd(a4, b, vf_load(wp, p4 + o)), vf_muladd(a5, b, vf_load(wp, p5 + o))
-        a6, a7 = vf_muladd(a6, b, vf_load(wp, p6 + o)), vf_muladd(a7, b, vf_load(wp, p7 + o))
+        b = vf_bcast(x, t)
+        a0, a1 = vf_muladd(a0, b, vf_load(wp, p)), vf_muladd(a1, b, vf_load(wp, p + cs))
+        a2 = vf_muladd(a2, b, vf_load(wp, p + 2 * cs))
+        a3 = vf_muladd(a3, b, vf_load(wp, p + 3 * cs))
+        a4, a5 = vf_muladd(a4, b, vf_load(wp, q)), vf_muladd(a5, b, vf_load(wp, q + cs))
+        a6 = vf_muladd(a6, b, vf_load(wp, q + 2 * cs))
+        a7 = vf_muladd(a7, b, vf_load(wp, q + 3 * cs))
+        p += row
+        q += row
     full = np.int64(16)   # (not the literal: numba would compile _emit_f again)
     _emit_f(a0, bias, c, lo, hi, out, c, full, scratch)
     _emit_f(a1, bias, c + 16, lo, hi, out, c + 16, full, scratch)

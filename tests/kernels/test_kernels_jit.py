@@ -201,7 +201,6 @@ softmax.softmax(x, 1.0, in_scale=0.1, in_zp=128, out_scale=1 / 256, out_zp=0)
 normalization.l2_normalization(x, in_zp=128)
 quantize.requantize(x[0, :35], in_scale=0.1, in_zp=3, out_scale=0.3, out_zp=5,
                     out_dtype=np.uint8)   # 35 values: two vectors and a 3-value tail
-xf = rng.standard_normal((1, 1, 1, 64)).astype(np.float32)
 for h, n in ((1, 200), (5, 40)):   # one pixel (the GEMV loops) and several
     xf = rng.standard_normal((1, h, h, 64)).astype(np.float32)
     conv.conv_2d(xf, rng.standard_normal((n, 1, 1, 64)).astype(np.float32), None, stride_h=1,
