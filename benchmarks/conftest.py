@@ -12,6 +12,18 @@ if str(ROOT) not in sys.path:
 from benchmarks._results import PATHS, RESULTS  # noqa: E402
 
 
+LITERT_PIN: dict = {}   # arch_flags before/after, when NNSIM_LITERT_AVX2=1 pinned XNNPACK
+
+
+def pytest_configure(config):
+    """``NNSIM_LITERT_AVX2=1`` (set by ``benchmarks/avx2_only.py`` where CPUID faulting is
+    missing): LiteRT's XNNPACK held to AVX2 before any interpreter exists."""
+    import os
+    if os.environ.get("NNSIM_LITERT_AVX2") == "1":
+        from benchmarks.litert_avx2 import pin
+        LITERT_PIN["before"], LITERT_PIN["after"] = pin()
+
+
 def pytest_terminal_summary(terminalreporter):
     _paths_summary(terminalreporter)
     models = sorted({m for m, _ in RESULTS})
@@ -35,6 +47,9 @@ def _paths_summary(terminalreporter):
     cpu = os.environ.get("NUMBA_CPU_NAME") or "host CPU"
     if "nnsim-avx2-only" in os.environ.get("LD_PRELOAD", ""):
         cpu += " without AVX-512 for LiteRT too (benchmarks/avx2_only.py)"
+    if LITERT_PIN:
+        cpu += (f", LiteRT's XNNPACK held to AVX2 (arch_flags {LITERT_PIN['before']:#x} -> "
+                f"{LITERT_PIN['after']:#x}, benchmarks/litert_avx2.py)")
     terminalreporter.write_line("")
     terminalreporter.write_line(f"execution paths, interleaved, single thread, median per "
                                 f"inference (numba CPU: {cpu}, kernels: {SIMD_MODE}):")
