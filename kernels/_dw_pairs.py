@@ -93,7 +93,7 @@ def _window(ring, r0, r1, r2, i, k, bias, a0, b0, a1, b1, a2, b2):
     return vi_add(s, t)
 
 
-@njit
+@njit(_nrt=False)
 def _dw_pairs_part(xb, dims, w6, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo, c_hi):
     """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
     16, or the end) of the layer, with the ring ``ring`` (:func:`pair_ring_bytes`); arguments

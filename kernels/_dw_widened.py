@@ -93,7 +93,7 @@ def _window(ring, r0, r1, r2, i, bias, w0, w1, w2):
     return vi_dpbusd(a, vi_load(ring, r2 + i), w2)
 
 
-@njit
+@njit(_nrt=False)
 def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo,
                     c_hi):
     """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
@@ -183,7 +183,7 @@ def _window_t4(ring, r0, r1, r2, i, bias, w0, w1, w2):
     return vi_dpbusd(a, vi_load_t4(ring, r2 + i), w2)
 
 
-@njit
+@njit(_nrt=False)
 def _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c_lo, c_hi):
     """:func:`_dw_widened_part` for stride 2, with the ring of :func:`compact_ring_bytes`:
     output rows outermost (an input row is compacted for all the part's channels at once, the

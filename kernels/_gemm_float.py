@@ -15,28 +15,29 @@ from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_bcast, vf_cl
 
 
 @njit(parallel=True)
-def _float_conv_par(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, parts, xin, fill,
-                    xbytes):
+def _float_conv_par(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, parts, xin,
+                    fill, xbytes):
     """As :func:`nnsim.kernels._gemm_int._quant_conv_par` (``xbytes``: the bytes of ``x``,
     which the copy fills)."""
     for t in prange(parts.shape[0]):
         _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), xbytes,
                      parts[t, 4], parts[t, 5])
         _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols[t], rb[t],
-                         parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+                         scratch[t], parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
     return out
 
 
-@njit
-def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, p_lo, p_hi, c_lo,
-                     c_hi):
+@njit(_nrt=False)
+def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, p_lo, p_hi,
+                     c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64): each
-    sum is computed by the same sequence of vector operations whatever the bounds."""
+    sum is computed by the same sequence of vector operations whatever the bounds. ``cols``,
+    ``rb``, ``scratch`` (16 floats): scratch, allocated with the plan (a core that allocates
+    counts references around each micro-kernel call, see _gemm_int.scratch_arrays)."""
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     k = kh * seg
     cout = out.shape[1]
     oflat = out.reshape(-1)
-    scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     src = cols if mode == _GATHER else x
     block = rb.shape[0] - 4 * _ROWS   # pixels a block (FloatGemmPlan: more without im2col)

@@ -14,42 +14,54 @@ from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_a
                                 vi_store, vi_store2, vi_store4, vi_xor)
 
 
+def scratch_arrays(geo):
+    """The per-part scratch of :func:`_quant_conv_part` after ``cols``, ``rb``, ``sx``: the
+    row-sum extras ``ex``, the AVX2 kernels' widened patches ``wide`` and their bases ``rbw``
+    (empty on AVX-512), and 16 bytes for partial stores. Allocated with the plan, not in the
+    core: a core that allocates runs with numba's reference counting, which makes every call
+    it makes to a micro-kernel increment and decrement each array argument's count (two
+    atomic operations an array: 20-30 us of MobileNet v2's 112x112x96 layer)."""
+    kh, seg = int(geo[10]), int(geo[11])
+    step = int(geo[3] * geo[8]) if geo[9] == _IMPLICIT else seg   # between patches in a row
+    return (np.zeros(_BLOCK + _ROWS, np.int32),
+            np.zeros(_BLOCK * kh * max(seg, step) if _PAIRS else 0, np.int16),
+            np.zeros(_BLOCK + _RP if _PAIRS else 0, np.int64), np.zeros(16, np.uint8))
+
+
 @njit(parallel=True)
-def _quant_conv_par(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, parts, xin, fill):
+def _quant_conv_par(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
+                    scratch, parts, xin, fill):
     """The convolution in ``len(parts)`` parts run by numba's threads: part ``t`` first copies
     rows ``parts[t, 4:6]`` of ``xin`` into the padded input ``x`` (``fill``: its height, width,
     top and left padding and the XOR byte, as :func:`_fill_padded` takes them; an empty range
     when the rows were copied before), then computes output pixels ``parts[t, 0:2]`` x channels
     ``parts[t, 2:4]`` (channel bounds multiples of 64) with its own scratch ``cols[t]``,
-    ``rb[t]``, ``sx[t]``."""
+    ``rb[t]``, ``sx[t]`` and those of :func:`scratch_arrays`."""
     for t in prange(parts.shape[0]):
         _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), x,
                      parts[t, 4], parts[t, 5])
-        _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols[t], rb[t], sx[t],
-                         parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+        _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols[t], rb[t], sx[t], ex[t],
+                         wide[t], rbw[t], scratch[t], parts[t, 0], parts[t, 1], parts[t, 2],
+                         parts[t, 3])
     return out
 
 
-@njit
-def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, p_lo, p_hi, c_lo,
-                     c_hi):
+@njit(_nrt=False)
+def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
+                     scratch, p_lo, p_hi, c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64, the
     tiles before it whole). Each output element gets the same instruction sequence whatever
-    the bounds: only which micro-kernel call computes it changes."""
+    the bounds: only which micro-kernel call computes it changes. ``cols``, ``rb``, ``sx`` and
+    :func:`scratch_arrays`: scratch."""
     k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     groups = kh * seg // 4
     cout = out.shape[1]
     oflat = out.reshape(-1)
-    scratch = np.empty(16, np.uint8)
-    ex = np.zeros(_BLOCK + _ROWS, np.int32)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
     src = cols if mode == _GATHER else x
     step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
-    # the AVX2 kernels' widened patches and their bases (nothing on AVX-512)
-    wide = np.empty(_BLOCK * kh * max(seg, step) if _PAIRS else 0, np.int16)
-    rbw = np.empty(_BLOCK + _RP if _PAIRS else 0, np.int64)
     for p0 in range(p_lo, p_hi, _BLOCK):
         n = min(_BLOCK, p_hi - p0)
         if mode == _GATHER:

@@ -33,7 +33,7 @@ def _quant_gemv_par(x, geo, prm, wp, qp, out, rb, sx, parts):
     return out
 
 
-@njit
+@njit(_nrt=False)
 def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
     """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) quantized plan
     (``prm`` as :func:`nnsim.kernels._gemm_int._quant_conv_part` reads it; ``out`` its bytes)."""

@@ -352,7 +352,7 @@ def _dw_quant_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, qp, prm, ou
     return out
 
 
-@njit
+@njit(_nrt=False)
 def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape,
                    cpad, r_lo, r_hi, c_lo, c_hi):
     """Output rows ``r_lo:r_hi`` (row ``b * OH + oy``) x channels ``c_lo:c_hi`` (multiples of
@@ -457,13 +457,12 @@ def _dw_float_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp
     return out
 
 
-@njit
+@njit(_nrt=False)
 def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
     """As :func:`_dw_quant_part`, float32."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
-    scratch = np.empty(16, np.float32)
     lo, hi = clamp[0], clamp[1]
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
     # 8 channels, stride 1: two window positions' channels per 16-lane vector (weights and
@@ -483,27 +482,26 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                 _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
                                  16 if pairs else stride_w * cout, cout,
                                  16 if pairs else cout, w, c, cpad, bias, lo, hi, out, o0 + c,
-                                 out_w // 2 if pairs else out_w, 16 if pairs else cout - c,
-                                 scratch)
+                                 out_w // 2 if pairs else out_w, 16 if pairs else cout - c)
                 if not pairs or out_w % 2 == 0:
                     continue
             if fast:   # the last <= 8 channels (or the odd last pair position): 8 lanes
                 i = (out_w - 1) * 8 if pairs else 0
                 _dw3x3_float_row8(src, rows[0] + c + i, rows[1] + c + i, rows[2] + c + i,
                                   stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
-                                  o0 + c + i, 1 if pairs else out_w, cout - c, scratch)
+                                  o0 + c + i, 1 if pairs else out_w, cout - c)
                 continue
             for ox in range(out_w):
                 acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
                                      dil_w * cout, w, c, cpad)
                 # TFLite: ActivationFunctionWithMinMax(total + bias)
                 r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
-                _store_f(r_, out, o0 + ox * cout + c, cout - c, scratch)
+                _store_f(r_, out, o0 + ox * cout + c, cout - c)
 
 
 @njit(_nrt=False)
 def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi, out, o0,
-                     out_w, count, scratch):
+                     out_w, count):
     """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0; window
     positions ``step`` apart in ``x``, ``ostep`` apart in ``out``."""
     w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
@@ -521,12 +519,12 @@ def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi,
         acc = vf_muladd(acc, vf_load(x, r2 + i), w6)
         acc = vf_muladd(acc, vf_load(x, r2 + i + cout), w7)
         acc = vf_muladd(acc, vf_load(x, r2 + i + 2 * cout), w8)
-        _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * ostep, count, scratch)
+        _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * ostep, count)
 
 
 @njit(_nrt=False)
 def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
-                      count, scratch):
+                      count):
     """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""
     w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
     w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
@@ -562,7 +560,7 @@ def _dw_float_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
 
 
 @njit(_nrt=False)
-def _store_f(r, out, o, count, scratch):
+def _store_f(r, out, o, count):
     if count >= 16:
         vf_store(r, out, o)
     else:

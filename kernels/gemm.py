@@ -379,6 +379,7 @@ class QuantGemmPlan(_Plan):
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
+        self.scratch = _gemm_int.scratch_arrays(self.geo)   # the core allocates nothing
         # the filter as the convolution core reads it: on AVX2 in int16 pairs (_gemm_avx2)
         self.wpk = (_gemm_avx2.widen_pairs(self.wp, cout)
                     if SIMD_MODE == "avx2" and not self.gemv else self.wp)
@@ -403,7 +404,8 @@ class QuantGemmPlan(_Plan):
         args = (self.geo, self.prm, self.wpk, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         return self._bind_core(_quant_conv_part, _quant_conv_par, xb, xb,
-                               128 if self.flip else 0, args, (self.cols, self.rb, self.sx))
+                               128 if self.flip else 0, args,
+                               (self.cols, self.rb, self.sx, *self.scratch))
 
 
 class FloatGemmPlan(_Plan):
@@ -424,6 +426,7 @@ class FloatGemmPlan(_Plan):
         self.clamp = np.array([lo, hi], np.float32)
         if self.mode != _GATHER:
             self.rb = np.zeros(_FLOAT_BLOCK + 4 * _ROWS, np.int64)
+        self.scratch = np.zeros(16, np.float32)   # partial stores (the core allocates nothing)
 
     def run(self, x, out):
         self.bind(x, out)()
@@ -440,7 +443,7 @@ class FloatGemmPlan(_Plan):
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         return self._bind_core(_float_conv_part, _float_conv_par, x, x.view(np.uint8), 0, args,
-                               (self.cols, self.rb))
+                               (self.cols, self.rb, self.scratch))
 
 
 class InPlaceFloatPlan:
