@@ -499,7 +499,7 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                 _store_f(r_, out, o0 + ox * cout + c, cout - c)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi, out, o0,
                      out_w, count):
     """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0; window
@@ -522,7 +522,7 @@ def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi,
         _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * ostep, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always")
 def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                       count):
     """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""

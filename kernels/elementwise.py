@@ -27,8 +27,9 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requantq,
-                                vi_shl, vi_splat, vi_store8, vi_xor, vq_load)
+from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_pack8q,
+                                vi_requantq, vi_requantqr, vi_shl, vi_splat, vi_store,
+                                vi_store8, vi_xor, vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -210,45 +211,100 @@ def _quant_core_par(a, b, tables, prm, out, parts):
 def _quant_range(a, b, tables, prm, out, start, n):
     """Elements ``start:n`` (``start`` a multiple of 16). The requantization rows stay in
     registers for the whole range (vq_load): reloaded for every 16 elements, with a call per
-    16, MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512)."""
+    16, MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512). The operation is
+    chosen once, outside the loops, and the scalars of ``prm`` read once: with one loop for
+    both, LLVM read them again every 16 elements (``out`` might alias ``prm``) and, merging
+    the two paths, multiplied in 64 bits (vpmullq) instead of vpmuldq (Zen 5: 28.3 -> see
+    benchmarks/README.md "Eleventh session")."""
     second = _TABLE if tables.size > _TABLE else 0   # MUL has one table
     q1, q2 = vq_load(tables, 0, 16), vq_load(tables, second, 16)
     qo = vq_load(tables, 2 * second, 16)
     flips, zps = (vi_splat(prm[6]), vi_splat(prm[7])), (vi_splat(-prm[1]), vi_splat(-prm[2]))
+    op, zpo, lo, hi = prm[0], prm[3], prm[4], prm[5]
+    # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
+    neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
     full = n - (n - start) % 16
-    for i in range(start, full, 16):
-        _quant16(a, b, i, q1, q2, qo, flips, zps, prm, out, i)
+    wide = start + (full - start) // 64 * 64
+    # 64 elements a step: four results packed into one 64-byte store (vi_pack8q, the zero
+    # point and clamp on 16-bit and byte lanes) instead of four truncating 16-byte stores
+    if op == _MUL:
+        for i in range(start, wide, 64):
+            vi_store(vi_pack8q(_mul16r(a, b, i, q1, flips, zps),
+                               _mul16r(a, b, i + 16, q1, flips, zps),
+                               _mul16r(a, b, i + 32, q1, flips, zps),
+                               _mul16r(a, b, i + 48, q1, flips, zps), zpo, lo, hi), out, i)
+        for i in range(wide, full, 16):
+            _mul16(a, b, i, q1, flips, zps, zpo, lo, hi, out, i)
+    else:
+        for i in range(start, wide, 64):
+            vi_store(vi_pack8q(_add16r(a, b, i, q1, q2, qo, flips, zps, neg),
+                               _add16r(a, b, i + 16, q1, q2, qo, flips, zps, neg),
+                               _add16r(a, b, i + 32, q1, q2, qo, flips, zps, neg),
+                               _add16r(a, b, i + 48, q1, q2, qo, flips, zps, neg),
+                               zpo, lo, hi), out, i)
+        for i in range(wide, full, 16):
+            _add16(a, b, i, q1, q2, qo, flips, zps, neg, zpo, lo, hi, out, i)
     if full < n:
         ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
         # element loops, not slice assignments: those compile numba's shape-mismatch error
         # formatting, 1.3 s of a cold start
         for j in range(n - full):
             ta[j], tb[j] = a[full + j], b[full + j]
-        _quant16(ta, tb, 0, q1, q2, qo, flips, zps, prm, to, 0)
+        if op == _MUL:
+            _mul16(ta, tb, 0, q1, flips, zps, zpo, lo, hi, to, 0)
+        else:
+            _add16(ta, tb, 0, q1, q2, qo, flips, zps, neg, zpo, lo, hi, to, 0)
         for j in range(n - full):
             out[full + j] = to[j]
 
 
 @njit(_nrt=False, inline="always")
-def _quant16(a, b, i, q1, q2, qo, flips, zps, prm, out, o):
-    """``out[o:o + 16]`` from ``a[i:]``, ``b[i:]``; ``q1``, ``q2``, ``qo``: vq_load's rows of
-    the three tables (MUL uses the first alone)."""
-    op, zpo, lo, hi = prm[0], prm[3], prm[4], prm[5]
-    # bytes (uint8 a, b), int8 ones XOR 0x80 = x + 128 (zp1, zp2 moved alike)
-    va = vi_add(vi_xor(vi_load8(a, i), flips[0]), zps[0])
-    vb = vi_add(vi_xor(vi_load8(b, i), flips[1]), zps[1])
-    if op == _MUL:
-        r = vi_requantq(vi_mul(va, vb), q1, 0, zpo, lo, hi)
-    else:
-        # MBQM((x - zp) << 20, M, S) per input, then MBQM(a +/- b, Mo, So) + zp_out
-        # (a shift, not a multiply by 2**20: vpmulld is two uops on port 0; |x - zp| <= 255)
-        left = vi_splat(20)
-        ra = vi_requantq(vi_shl(va, left), q1, 0, 0, -(1 << 31), (1 << 31) - 1)
-        rb = vi_requantq(vi_shl(vb, left), q2, 0, 0, -(1 << 31), (1 << 31) - 1)
-        if op == _SUB:
-            rb = vi_mul(rb, vi_splat(-1))
-        r = vi_requantq(vi_add(ra, rb), qo, 0, zpo, lo, hi)
-    vi_store8(r, out, o)
+def _inputs16(a, b, i, flips, zps):
+    """``a[i:i + 16]``, ``b[i:i + 16]`` minus their zero points: bytes (uint8 a, b), int8 ones
+    XOR 0x80 = x + 128 (zp1, zp2 moved alike)."""
+    return (vi_add(vi_xor(vi_load8(a, i), flips[0]), zps[0]),
+            vi_add(vi_xor(vi_load8(b, i), flips[1]), zps[1]))
+
+
+@njit(_nrt=False, inline="always")
+def _mul16r(a, b, i, q, flips, zps):
+    """MUL of ``a[i:i + 16]``, ``b[i:i + 16]`` before the output zero point and clamp:
+    MBQM((a - zp1) * (b - zp2)); ``q``: vq_load's rows of the table."""
+    va, vb = _inputs16(a, b, i, flips, zps)
+    return vi_requantqr(vi_mul(va, vb), q)
+
+
+@njit(_nrt=False, inline="always")
+def _mul16(a, b, i, q, flips, zps, zpo, lo, hi, out, o):
+    """MUL: ``out[o:o + 16]`` = clamp(:func:`_mul16r` + zp_out)."""
+    va, vb = _inputs16(a, b, i, flips, zps)
+    vi_store8(vi_requantq(vi_mul(va, vb), q, 0, zpo, lo, hi), out, o)
+
+
+@njit(_nrt=False, inline="always")
+def _sum16(a, b, i, q1, q2, flips, zps, neg):
+    """MBQM((a - zp1) << 20, M1, S1) +/- MBQM((b - zp2) << 20, M2, S2) (a shift, not a
+    multiply by 2**20: vpmulld is two uops on port 0; |x - zp| <= 255); ``neg``: (-1, 1)
+    negates the second term."""
+    va, vb = _inputs16(a, b, i, flips, zps)
+    left = vi_splat(20)
+    ra = vi_requantq(vi_shl(va, left), q1, 0, 0, -(1 << 31), (1 << 31) - 1)
+    rb = vi_requantq(vi_shl(vb, left), q2, 0, 0, -(1 << 31), (1 << 31) - 1)
+    return vi_add(ra, vi_add(vi_xor(rb, neg[0]), neg[1]))
+
+
+@njit(_nrt=False, inline="always")
+def _add16r(a, b, i, q1, q2, qo, flips, zps, neg):
+    """ADD / SUB of ``a[i:i + 16]``, ``b[i:i + 16]`` before the output zero point and clamp:
+    MBQM(:func:`_sum16`, Mo, So)."""
+    return vi_requantqr(_sum16(a, b, i, q1, q2, flips, zps, neg), qo)
+
+
+@njit(_nrt=False, inline="always")
+def _add16(a, b, i, q1, q2, qo, flips, zps, neg, zpo, lo, hi, out, o):
+    """ADD / SUB: ``out[o:o + 16]`` = clamp(:func:`_add16r` + zp_out)."""
+    vi_store8(vi_requantq(_sum16(a, b, i, q1, q2, flips, zps, neg), qo, 0, zpo, lo, hi), out,
+              o)
 
 
 @njit

@@ -116,3 +116,24 @@ def test_matches_litert(rng, dtype, fast, _, op):
                              [T(ours.shape, dtype, *q[2])], [a, b],
                              dict(FusedActivationFunction=fuse))
         assert_same(ours, expected, rtol=0, atol=0)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("fast, _, op", OPS)
+def test_quantized_long_rows_match_litert(rng, dtype, fast, _, op):
+    """Sizes that reach every loop of the quantized core: 64 elements a step (one packed
+    store), then 16, then the partial last vector; against TFLite's reference kernels."""
+    info = np.iinfo(dtype)
+    for size in (64, 80, 127, 1000, 4099):
+        a = random_q(rng, dtype, (1, size))
+        b = random_q(rng, dtype, (1, size))
+        q = [(float(np.float32(rng.uniform(0.005, 0.3))), int(rng.integers(info.min, info.max)))
+             for _ in range(3)]
+        fuse = int(rng.integers(0, 4))
+        ours = fast(a, b, fuse=fuse, in1_scale=q[0][0], in1_zp=q[0][1], in2_scale=q[1][0],
+                    in2_zp=q[1][1], out_scale=q[2][0], out_zp=q[2][1])
+        (expected,) = run_op(op, [T(a.shape, dtype, *q[0]), T(b.shape, dtype, *q[1])],
+                             [T(ours.shape, dtype, *q[2])], [a, b],
+                             dict(FusedActivationFunction=fuse))
+        assert_same(ours, expected, rtol=0, atol=0)
