@@ -10,8 +10,9 @@ from nnsim.kernels._gemm_avx2 import _RP, _block_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_padded,
                                         _gather, _row_bases, _store8)
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_add, vi_bcast4,
-                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantr, vi_splat,
-                                vi_store, vi_store2, vi_store4, vi_xor)
+                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
+                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store4, vi_xor,
+                                vq_load)
 
 
 def scratch_arrays(geo):
@@ -186,29 +187,28 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
                 a32, a33 = vi_dpbusd(a32, b, w2), vi_dpbusd(a33, b, w3)
                 t += 4
-        if cv >= _TILE:   # whole tile: 64 bytes per pixel in one store
-            vi_store(vi_pack8q(vi_requantr(a00, qp, c, cpad),
-                               vi_requantr(a01, qp, c + 16, cpad),
-                               vi_requantr(a02, qp, c + 32, cpad),
-                               vi_requantr(a03, qp, c + 48, cpad), zp, lo, hi), out, o)
-            if rows > 1:
-                vi_store(vi_pack8q(vi_requantr(a10, qp, c, cpad),
-                                   vi_requantr(a11, qp, c + 16, cpad),
-                                   vi_requantr(a12, qp, c + 32, cpad),
-                                   vi_requantr(a13, qp, c + 48, cpad), zp, lo, hi), out,
-                         o + cout)
-            if rows > 2:
-                vi_store(vi_pack8q(vi_requantr(a20, qp, c, cpad),
-                                   vi_requantr(a21, qp, c + 16, cpad),
-                                   vi_requantr(a22, qp, c + 32, cpad),
-                                   vi_requantr(a23, qp, c + 48, cpad), zp, lo, hi), out,
-                         o + 2 * cout)
-            if rows > 3:
-                vi_store(vi_pack8q(vi_requantr(a30, qp, c, cpad),
-                                   vi_requantr(a31, qp, c + 16, cpad),
-                                   vi_requantr(a32, qp, c + 32, cpad),
-                                   vi_requantr(a33, qp, c + 48, cpad), zp, lo, hi), out,
-                         o + 3 * cout)
+        if cv >= _TILE and rows == _ROWS:   # whole tile: 64 bytes per pixel in one store
+            # column by column, before any store: each column's table rows are loaded once
+            # for the 4 pixels (requantized pixel by pixel between stores, they were loaded
+            # again for each, as out may alias qp: 8 vector loads per 16 outputs, the
+            # requantization's bottleneck on Zen 5). Stores not conditional on the rows, or
+            # LLVM sinks each pixel's requantization into its store's branch again.
+            q = vq_load(qp, c, cpad)
+            a00, a10, a20, a30 = (vi_requantqr(a00, q), vi_requantqr(a10, q),
+                                  vi_requantqr(a20, q), vi_requantqr(a30, q))
+            q = vq_load(qp, c + 16, cpad)
+            a01, a11, a21, a31 = (vi_requantqr(a01, q), vi_requantqr(a11, q),
+                                  vi_requantqr(a21, q), vi_requantqr(a31, q))
+            q = vq_load(qp, c + 32, cpad)
+            a02, a12, a22, a32 = (vi_requantqr(a02, q), vi_requantqr(a12, q),
+                                  vi_requantqr(a22, q), vi_requantqr(a32, q))
+            q = vq_load(qp, c + 48, cpad)
+            a03, a13, a23, a33 = (vi_requantqr(a03, q), vi_requantqr(a13, q),
+                                  vi_requantqr(a23, q), vi_requantqr(a33, q))
+            vi_store(vi_pack8q(a00, a01, a02, a03, zp, lo, hi), out, o)
+            vi_store(vi_pack8q(a10, a11, a12, a13, zp, lo, hi), out, o + cout)
+            vi_store(vi_pack8q(a20, a21, a22, a23, zp, lo, hi), out, o + 2 * cout)
+            vi_store(vi_pack8q(a30, a31, a32, a33, zp, lo, hi), out, o + 3 * cout)
             continue
         _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
@@ -263,15 +263,15 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
                 t += 4
         if cv >= 32 and rows == _ROWS:   # 32 bytes per pixel, two pixels per packed vector
-            vi_store2(vi_pack8q(vi_requantr(a00, qp, c, cpad),
-                                vi_requantr(a01, qp, c + 16, cpad),
-                                vi_requantr(a10, qp, c, cpad),
-                                vi_requantr(a11, qp, c + 16, cpad), zp, lo, hi), out, o, cout)
-            vi_store2(vi_pack8q(vi_requantr(a20, qp, c, cpad),
-                                vi_requantr(a21, qp, c + 16, cpad),
-                                vi_requantr(a30, qp, c, cpad),
-                                vi_requantr(a31, qp, c + 16, cpad), zp, lo, hi), out,
-                      o + 2 * cout, cout)
+            # column by column before any store (see _mk4)
+            q = vq_load(qp, c, cpad)
+            a00, a10, a20, a30 = (vi_requantqr(a00, q), vi_requantqr(a10, q),
+                                  vi_requantqr(a20, q), vi_requantqr(a30, q))
+            q = vq_load(qp, c + 16, cpad)
+            a01, a11, a21, a31 = (vi_requantqr(a01, q), vi_requantqr(a11, q),
+                                  vi_requantqr(a21, q), vi_requantqr(a31, q))
+            vi_store2(vi_pack8q(a00, a01, a10, a11, zp, lo, hi), out, o, cout)
+            vi_store2(vi_pack8q(a20, a21, a30, a31, zp, lo, hi), out, o + 2 * cout, cout)
             continue
         _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)

@@ -585,3 +585,30 @@ def test_float_conv_tiles_of_every_width(cout, kernel):
     assert_float_sums_close(conv.conv_2d(x, w, bias, **geometry),
                             ref_conv.conv_2d(x, w, bias, **geometry), magnitude,
                             kernel * kernel * 13 + 1)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("cout", [64, 96, 144])
+def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
+    """1x1 layers of 64-channel tiles (4 columns), a 2-column and a 1-column tile, with 64-pixel
+    blocks ending in groups of 1, 2, 3 and 4 pixels: whole groups take the packed stores,
+    partial ones the per-vector ones; against TFLite's reference kernels."""
+    for h, w in ((5, 13), (3, 22), (7, 9), (4, 16)):   # 65, 66, 63, 64 pixels
+        x = random_q(rng, dtype, (1, h, w, 24))
+        quant = dict(in_scale=0.02, in_zp=int(rng.integers(-20, 20)) + (128 if dtype == np.uint8
+                                                                         else 0),
+                     out_scale=0.05, out_zp=int(rng.integers(-10, 10)))
+        wt, w_scales, w_zp = _filter(rng, dtype, (cout, 1, 1, 24), cout, per_channel=True)
+        bias = rng.integers(-3000, 3000, cout).astype(np.int32)
+        geometry = dict(stride_h=1, stride_w=1, pad_top=0, pad_bottom=0, pad_left=0,
+                        pad_right=0, fuse=1)
+        ours = conv.conv_2d(x, wt, bias, **geometry, **quant, w_scales=w_scales, w_zp=w_zp)
+        (expected,) = run_op(
+            "CONV_2D",
+            [T(x.shape, dtype, quant["in_scale"], quant["in_zp"]),
+             T(wt.shape, dtype, w_scales, w_zp, data=wt),
+             _bias_tensor(bias, quant["in_scale"], w_scales)],
+            [T(ours.shape, dtype, quant["out_scale"], quant["out_zp"])], [x],
+            dict(Padding=1, StrideW=1, StrideH=1, FusedActivationFunction=1))
+        assert_same(ours, expected)
