@@ -11,8 +11,8 @@ from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE
                                         _gather, _row_bases, _store8)
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_add, vi_bcast4,
                                 vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
-                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store4, vi_xor,
-                                vq_load)
+                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n,
+                                vi_store4, vi_xor, vq_load)
 
 
 def scratch_arrays(geo):
@@ -262,7 +262,7 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
                 b = vi_xor(vi_bcast4(src, r3 + t), m)
                 a30, a31 = vi_dpbusd(a30, b, w0), vi_dpbusd(a31, b, w1)
                 t += 4
-        if cv >= 32 and rows == _ROWS:   # 32 bytes per pixel, two pixels per packed vector
+        if cv > 16 and rows == _ROWS:   # two pixels per packed vector, 32 bytes a pixel
             # column by column before any store (see _mk4)
             q = vq_load(qp, c, cpad)
             a00, a10, a20, a30 = (vi_requantqr(a00, q), vi_requantqr(a10, q),
@@ -270,8 +270,13 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
             q = vq_load(qp, c + 16, cpad)
             a01, a11, a21, a31 = (vi_requantqr(a01, q), vi_requantqr(a11, q),
                                   vi_requantqr(a21, q), vi_requantqr(a31, q))
-            vi_store2(vi_pack8q(a00, a01, a10, a11, zp, lo, hi), out, o, cout)
-            vi_store2(vi_pack8q(a20, a21, a30, a31, zp, lo, hi), out, o + 2 * cout, cout)
+            if cv >= 32:
+                vi_store2(vi_pack8q(a00, a01, a10, a11, zp, lo, hi), out, o, cout)
+                vi_store2(vi_pack8q(a20, a21, a30, a31, zp, lo, hi), out, o + 2 * cout, cout)
+            else:   # 17-31 channels (MobileNet v2's 24): the first cv bytes of each pixel
+                vi_store2n(vi_pack8q(a00, a01, a10, a11, zp, lo, hi), out, o, cout, cv)
+                vi_store2n(vi_pack8q(a20, a21, a30, a31, zp, lo, hi), out, o + 2 * cout, cout,
+                           cv)
             continue
         _emit(a00, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
         _emit(a01, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)

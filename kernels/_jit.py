@@ -54,7 +54,8 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "p
            "vi_load_t4", "vb_copy16",
            "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
-           "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store4", "vb_copy",
+           "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store2n", "vi_store4",
+           "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64"]
@@ -368,6 +369,7 @@ def launch_threading_layer() -> None:
 #                                    and the clamp on bytes
 #   vi_store2(v, a, i, s) / vi_store4  the 64 bytes of v in 2 / 4 equal pieces, piece k to
 #                                    a[i + k * s:] (a: a byte array), for packed pixels
+#   vi_store2n(v, a, i, s, n)        vi_store2 of the first n (< 32) bytes of each piece
 #   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
 #                                    vector (a's 16 bytes first), for one vi_store
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
@@ -715,6 +717,22 @@ if JIT_ENABLED:
         return _intrinsic(typer)
 
     @_intrinsic
+    def _vi_store2n(typingctx, v, a, i, stride, n):
+        def codegen(context, builder, sig, args):
+            piece = _ir.VectorType(_I8, 32)
+            v = builder.bitcast(args[0], _ir.VectorType(_I8, 64))
+            mask = _count_mask(context, builder, sig, args, 4, 32)
+            start = context.cast(builder, args[2], sig.args[2], _types.intp)
+            step = context.cast(builder, args[3], sig.args[3], _types.intp)
+            for k, at in ((0, start), (1, builder.add(start, step))):
+                lanes = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32 * k, 32 * k + 32)))
+                part = builder.shuffle_vector(v, _ir.Constant(v.type, None), lanes)
+                ptr = _address(context, builder, sig.args[1], args[1], _types.intp, at)
+                _simd_ir.masked_store(builder, part, ptr, mask, "v32i8")
+            return context.get_dummy_value()
+        return _types.none(v, a, i, stride, n), codegen
+
+    @_intrinsic
     def _vi_pack8q(typingctx, a, b, c, d, zp, lo, hi):
         def codegen(context, builder, sig, args):
             zp_, lo_, hi_ = (context.cast(builder, args[k], sig.args[k], _types.int32)
@@ -758,7 +776,7 @@ if JIT_ENABLED:
     vq_load, vi_requantq = _vq_load, _vi_requantq
     vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
         _vi_requantr, _vi_pack8q
-    vi_store2, vi_store4 = _store_parts(2), _store_parts(4)
+    vi_store2, vi_store4, vi_store2n = _store_parts(2), _store_parts(4), _vi_store2n
     vi_requantqr = _vi_requantqr
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
@@ -787,6 +805,7 @@ else:
     vi_requantb, vi_requantqb = SIMD_OPS["vi_requantb"], SIMD_OPS["vi_requantqb"]
     vi_requantr, vi_pack8q = SIMD_OPS["vi_requantr"], SIMD_OPS["vi_pack8q"]
     vi_store2, vi_store4 = SIMD_OPS["vi_store2"], SIMD_OPS["vi_store4"]
+    vi_store2n = SIMD_OPS["vi_store2n"]
     vi_requantqr = SIMD_OPS["vi_requantqr"]
     vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
         SIMD_OPS["vb_copy"]

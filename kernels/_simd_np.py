@@ -83,6 +83,12 @@ def _np_vi_store_parts(v, a, i, stride, parts):
         a[i + k * stride:i + k * stride + size] = b[k * size:(k + 1) * size]
 
 
+def _np_vi_store2n(v, a, i, stride, n):
+    n, b = min(max(n, 0), 32), v.view(np.uint8)
+    a[i:i + n] = b[:n]
+    a[i + stride:i + stride + n] = b[32:32 + n]
+
+
 def _np_vi_pack8(a, b, c, d):
     return np.concatenate([v.astype(np.uint8) for v in (a, b, c, d)]).view(np.int32)
 
@@ -139,6 +145,7 @@ SIMD_OPS = {
     "vi_requantqr": _np_vi_requantqr,
     "vi_store2": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 2),
     "vi_store4": lambda v, a, i, s: _np_vi_store_parts(v, a, i, s, 4),
+    "vi_store2n": _np_vi_store2n,
     "vi_store8n": lambda v, a, i, n: _np_vi_store8(v[:min(max(n, 0), 16)], a, i),
     "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
                                                   v[:min(max(n, 0), v.size)]),

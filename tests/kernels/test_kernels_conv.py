@@ -589,11 +589,12 @@ def test_float_conv_tiles_of_every_width(cout, kernel):
 
 @requires_litert
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-@pytest.mark.parametrize("cout", [64, 96, 144])
+@pytest.mark.parametrize("cout", [24, 64, 88, 96, 144])
 def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
-    """1x1 layers of 64-channel tiles (4 columns), a 2-column and a 1-column tile, with 64-pixel
-    blocks ending in groups of 1, 2, 3 and 4 pixels: whole groups take the packed stores,
-    partial ones the per-vector ones; against TFLite's reference kernels."""
+    """1x1 layers of 64-channel tiles (4 columns), 2-column tiles (whole, or of 24 channels:
+    masked 24-byte pieces) and a 1-column tile, with 64-pixel blocks ending in groups of 1,
+    2, 3 and 4 pixels: whole groups take the packed stores, partial ones the per-vector ones;
+    against TFLite's reference kernels."""
     for h, w in ((5, 13), (3, 22), (7, 9), (4, 16)):   # 65, 66, 63, 64 pixels
         x = random_q(rng, dtype, (1, h, w, 24))
         quant = dict(in_scale=0.02, in_zp=int(rng.integers(-20, 20)) + (128 if dtype == np.uint8
