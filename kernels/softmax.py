@@ -83,7 +83,7 @@ def softmax(x, beta, *, axis=-1, in_scale=None, in_zp=0, out_scale=None, out_zp=
                              f"{0 if qmin == 0 else -128}")
         m, left_shift, diff_min = softmax_params(beta, cm.require(in_scale, "in_scale"))
         out = np.empty(rows.shape, dtype=x.dtype)
-        _softmax_quant_core(rows, m, left_shift, diff_min, qmin, qmax, out)
+        _softmax_quant_core(rows, m, left_shift, diff_min, qmin, qmax, exp_table(), out)
     else:
         cm.check_dtype("input", x, cm.FLOAT_DTYPES)
         out = np.empty(rows.shape, dtype=np.float32)
@@ -114,6 +114,7 @@ class _SoftmaxPlan:
                 raise ValueError("quantized softmax output must have scale 1/256 and zero "
                                  f"point {0 if self.qmin == 0 else -128}")
             self.params = softmax_params(beta, cm.require(in_scale, "in_scale"))
+            self.table = exp_table()
             self.out = np.empty(shape, dtype)
         else:
             if dtype != np.float32:
@@ -126,7 +127,8 @@ class _SoftmaxPlan:
             return None
         rows, out = x.reshape(-1, self.depth), self.out.reshape(-1, self.depth)
         if self.quantized:
-            return partial(_softmax_quant_core, rows, *self.params, self.qmin, self.qmax, out)
+            return partial(_softmax_quant_core, rows, *self.params, self.qmin, self.qmax,
+                           self.table, out)
         return partial(_softmax_float_core, rows, self.beta, out)
 
 
@@ -141,31 +143,49 @@ def softmax_params(beta, in_scale):
     return m, left_shift, -int(radius)
 
 
+def exp_table():
+    """The lookup table :func:`_softmax_quant_core` fills on its first call (one per set of
+    parameters): 2 x 256 int64 and a flag."""
+    return np.zeros(2 * _DIFFS + 1, np.int64)
+
+
+#: An 8-bit row's differences x - max(row) take the 256 values 0, -1, ..., -255.
+_DIFFS = 256
+
+
 @njit
-def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, out):
+def _softmax_quant_core(x, m, left_shift, diff_min, qmin, qmax, table, out):
+    """``table`` (:func:`exp_table`): entry ``k`` the exponential of the difference ``-k``
+    (-1 below ``diff_min``), entry 256 + k its Q12.19 term of the sum; filled on the first
+    call (the last entry then 1), from the same fixed-point functions: each entry of a row is
+    then looked up instead of computed (MobileNet's 1001 classes: 9.7 -> 2.6 us, Zen 5)."""
+    if table[2 * _DIFFS] == 0:
+        for k in range(_DIFFS):
+            diff = np.int64(-k)
+            e = np.int64(-1)
+            if diff >= diff_min:
+                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
+                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
+                # Rescale Q0.31 -> Q12.19 (the sum accumulates these with int32 wrap-around)
+                table[_DIFFS + k] = rounding_divide_by_pot(
+                    e, np.int64(_ACCUMULATION_INTEGER_BITS))
+            table[k] = e
+        table[2 * _DIFFS] = 1
     rows, depth = x.shape
-    exps = np.empty(depth, np.int64)   # exp_on_negative_values of each entry, computed once
     for r in range(rows):
         max_in_row = np.int64(x[r, 0])
         for c in range(1, depth):
             max_in_row = max(max_in_row, np.int64(x[r, c]))
         sum_of_exps = np.int64(0)
         for c in range(depth):
-            diff = np.int64(x[r, c]) - max_in_row
-            if diff >= diff_min:
-                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
-                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
-                exps[c] = e
-                # Rescale Q0.31 -> Q12.19 and accumulate with int32 wrap-around
-                sum_of_exps = wrap_int32(
-                    sum_of_exps + rounding_divide_by_pot(e, np.int64(_ACCUMULATION_INTEGER_BITS))
-                )
+            k = max_in_row - np.int64(x[r, c])
+            if table[k] >= 0:
+                sum_of_exps = wrap_int32(sum_of_exps + table[_DIFFS + k])
         recip, bits_over_unit = get_reciprocal(sum_of_exps, _ACCUMULATION_INTEGER_BITS)
         exponent = bits_over_unit + 31 - 8
         for c in range(depth):
-            diff = np.int64(x[r, c]) - max_in_row
-            if diff >= diff_min:
-                e = exps[c]
+            e = table[max_in_row - np.int64(x[r, c])]
+            if e >= 0:
                 unsat = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(recip, e),
                                                exponent)
                 out[r, c] = min(max(unsat + qmin, qmin), qmax)
