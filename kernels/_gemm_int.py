@@ -297,10 +297,44 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
 @njit(_nrt=False)
 def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
-    """:func:`_mk4` for 16 channels."""
+    """:func:`_mk4` for 16 channels: 8 pixels at a time while 8 remain (8 chains of sums,
+    each weight vector loaded once for 8 pixels: a 4-pixel group's 4 chains left the sums'
+    latency exposed, 112x112x32 -> 16 52.7 -> see benchmarks/README.md "Eleventh
+    session"), then 4."""
     m = vi_splat(xmask)
     b0 = vi_load(qp, c)
-    for j in range(0, n, _ROWS):
+    j = 0
+    if cv >= 16:
+        q = vq_load(qp, c, cpad)
+        while j + 8 <= n:
+            r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
+            r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
+            a0, a1 = vi_add(b0, vi_splat(ex[j])), vi_add(b0, vi_splat(ex[j + 1]))
+            a2, a3 = vi_add(b0, vi_splat(ex[j + 2])), vi_add(b0, vi_splat(ex[j + 3]))
+            a4, a5 = vi_add(b0, vi_splat(ex[j + 4])), vi_add(b0, vi_splat(ex[j + 5]))
+            a6, a7 = vi_add(b0, vi_splat(ex[j + 6])), vi_add(b0, vi_splat(ex[j + 7]))
+            p = wo
+            for ky in range(kh):
+                t = ky * dy
+                for _ in range(gpr):
+                    w0 = vi_load(wp, p)
+                    p += ws
+                    a0 = vi_dpbusd(a0, vi_xor(vi_bcast4(src, r0 + t), m), w0)
+                    a1 = vi_dpbusd(a1, vi_xor(vi_bcast4(src, r1 + t), m), w0)
+                    a2 = vi_dpbusd(a2, vi_xor(vi_bcast4(src, r2 + t), m), w0)
+                    a3 = vi_dpbusd(a3, vi_xor(vi_bcast4(src, r3 + t), m), w0)
+                    a4 = vi_dpbusd(a4, vi_xor(vi_bcast4(src, r4 + t), m), w0)
+                    a5 = vi_dpbusd(a5, vi_xor(vi_bcast4(src, r5 + t), m), w0)
+                    a6 = vi_dpbusd(a6, vi_xor(vi_bcast4(src, r6 + t), m), w0)
+                    a7 = vi_dpbusd(a7, vi_xor(vi_bcast4(src, r7 + t), m), w0)
+                    t += 4
+            o = o0 + j * cout
+            vi_store4(vi_pack8q(vi_requantqr(a0, q), vi_requantqr(a1, q), vi_requantqr(a2, q),
+                                vi_requantqr(a3, q), zp, lo, hi), out, o, cout)
+            vi_store4(vi_pack8q(vi_requantqr(a4, q), vi_requantqr(a5, q), vi_requantqr(a6, q),
+                                vi_requantqr(a7, q), zp, lo, hi), out, o + 4 * cout, cout)
+            j += 8
+    for j in range(j, n, _ROWS):
         rows = min(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout

@@ -589,12 +589,13 @@ def test_float_conv_tiles_of_every_width(cout, kernel):
 
 @requires_litert
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-@pytest.mark.parametrize("cout", [24, 64, 88, 96, 144])
+@pytest.mark.parametrize("cout", [16, 24, 64, 80, 88, 96, 144])
 def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
     """1x1 layers of 64-channel tiles (4 columns), 2-column tiles (whole, or of 24 channels:
-    masked 24-byte pieces) and a 1-column tile, with 64-pixel blocks ending in groups of 1,
-    2, 3 and 4 pixels: whole groups take the packed stores, partial ones the per-vector ones;
-    against TFLite's reference kernels."""
+    masked 24-byte pieces) and 1-column tiles (8 pixels at a time, then 4), with 64-pixel
+    blocks ending in groups of 1, 2, 3 and 4 pixels (7 after the 8-pixel groups): whole
+    groups take the packed stores, partial ones the per-vector ones; against TFLite's
+    reference kernels."""
     for h, w in ((5, 13), (3, 22), (7, 9), (4, 16)):   # 65, 66, 63, 64 pixels
         x = random_q(rng, dtype, (1, h, w, 24))
         quant = dict(in_scale=0.02, in_zp=int(rng.integers(-20, 20)) + (128 if dtype == np.uint8
