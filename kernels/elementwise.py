@@ -27,9 +27,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_pack8q,
-                                vi_requantq, vi_requantqr, vi_shl, vi_splat, vi_store,
-                                vi_store8, vi_xor, vq_load)
+from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requantq,
+                                vi_shl, vi_splat, vi_store8, vi_xor, vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -209,53 +208,54 @@ def _quant_core_par(a, b, tables, prm, out, parts):
 
 @njit
 def _quant_range(a, b, tables, prm, out, start, n):
-    """Elements ``start:n`` (``start`` a multiple of 16). The requantization rows stay in
-    registers for the whole range (vq_load): reloaded for every 16 elements, with a call per
-    16, MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512). The operation is
-    chosen once, outside the loops, and the scalars of ``prm`` read once: with one loop for
-    both, LLVM read them again every 16 elements (``out`` might alias ``prm``) and, merging
-    the two paths, multiplied in 64 bits (vpmullq) instead of vpmuldq (Zen 5: 28.3 -> see
-    benchmarks/README.md "Eleventh session")."""
-    second = _TABLE if tables.size > _TABLE else 0   # MUL has one table
-    q1, q2 = vq_load(tables, 0, 16), vq_load(tables, second, 16)
-    qo = vq_load(tables, 2 * second, 16)
-    flips, zps = (vi_splat(prm[6]), vi_splat(prm[7])), (vi_splat(-prm[1]), vi_splat(-prm[2]))
-    op, zpo, lo, hi = prm[0], prm[3], prm[4], prm[5]
-    # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
-    neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
+    """Elements ``start:n`` (``start`` a multiple of 16): the whole vectors in place, the
+    last partial one through 16-byte scratch buffers, both by :func:`_quant_span` (one
+    compiled loop body serves both)."""
     full = n - (n - start) % 16
-    wide = start + (full - start) // 64 * 64
-    # 64 elements a step: four results packed into one 64-byte store (vi_pack8q, the zero
-    # point and clamp on 16-bit and byte lanes) instead of four truncating 16-byte stores
-    if op == _MUL:
-        for i in range(start, wide, 64):
-            vi_store(vi_pack8q(_mul16r(a, b, i, q1, flips, zps),
-                               _mul16r(a, b, i + 16, q1, flips, zps),
-                               _mul16r(a, b, i + 32, q1, flips, zps),
-                               _mul16r(a, b, i + 48, q1, flips, zps), zpo, lo, hi), out, i)
-        for i in range(wide, full, 16):
-            _mul16(a, b, i, q1, flips, zps, zpo, lo, hi, out, i)
-    else:
-        for i in range(start, wide, 64):
-            vi_store(vi_pack8q(_add16r(a, b, i, q1, q2, qo, flips, zps, neg),
-                               _add16r(a, b, i + 16, q1, q2, qo, flips, zps, neg),
-                               _add16r(a, b, i + 32, q1, q2, qo, flips, zps, neg),
-                               _add16r(a, b, i + 48, q1, q2, qo, flips, zps, neg),
-                               zpo, lo, hi), out, i)
-        for i in range(wide, full, 16):
-            _add16(a, b, i, q1, q2, qo, flips, zps, neg, zpo, lo, hi, out, i)
+    _quant_span(a, b, tables, prm, out, start, full)
     if full < n:
         ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
         # element loops, not slice assignments: those compile numba's shape-mismatch error
         # formatting, 1.3 s of a cold start
         for j in range(n - full):
             ta[j], tb[j] = a[full + j], b[full + j]
-        if op == _MUL:
-            _mul16(ta, tb, 0, q1, flips, zps, zpo, lo, hi, to, 0)
-        else:
-            _add16(ta, tb, 0, q1, q2, qo, flips, zps, neg, zpo, lo, hi, to, 0)
+        _quant_span(ta, tb, tables, prm, to, np.int64(0), np.int64(16))
         for j in range(n - full):
             out[full + j] = to[j]
+
+
+@njit(_nrt=False)
+def _quant_span(a, b, tables, prm, out, start, n):
+    """Elements ``start:n``, whole vectors of 16. The requantization rows stay in registers
+    for the whole span (vq_load): reloaded for every 16 elements, with a call per 16,
+    MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512). The operation is chosen
+    once, outside the loops, and the scalars of ``prm`` read once: with one loop for both,
+    LLVM read them again every 16 elements (``out`` might alias ``prm``) and, merging the two
+    paths, multiplied in 64 bits (vpmullq) instead of vpmuldq (Zen 5: 28.3 -> 25.3 us; four
+    results packed into one store gave 23.8 us but compiled the loop bodies six times more,
+    0.5 s of a cold start)."""
+    second = _TABLE if tables.size > _TABLE else 0   # MUL has one table
+    q1, q2 = vq_load(tables, 0, 16), vq_load(tables, second, 16)
+    qo = vq_load(tables, 2 * second, 16)
+    flips, zps = (vi_splat(prm[6]), vi_splat(prm[7])), (vi_splat(-prm[1]), vi_splat(-prm[2]))
+    op, zpo, lo, hi = prm[0], prm[3], prm[4], prm[5]
+    if op == _MUL:
+        for i in range(start, n, 16):
+            va, vb = _inputs16(a, b, i, flips, zps)
+            vi_store8(vi_requantq(vi_mul(va, vb), q1, 0, zpo, lo, hi), out, i)
+        return
+    # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
+    neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
+    left = vi_splat(20)
+    for i in range(start, n, 16):
+        # MBQM((a - zp1) << 20, M1, S1) +/- MBQM((b - zp2) << 20, M2, S2), then MBQM(., Mo,
+        # So) + zp_out, clamped (a shift, not a multiply by 2**20: vpmulld is two uops on
+        # port 0; |x - zp| <= 255)
+        va, vb = _inputs16(a, b, i, flips, zps)
+        ra = vi_requantq(vi_shl(va, left), q1, 0, 0, -(1 << 31), (1 << 31) - 1)
+        rb = vi_requantq(vi_shl(vb, left), q2, 0, 0, -(1 << 31), (1 << 31) - 1)
+        rb = vi_add(vi_xor(rb, neg[0]), neg[1])
+        vi_store8(vi_requantq(vi_add(ra, rb), qo, 0, zpo, lo, hi), out, i)
 
 
 @njit(_nrt=False, inline="always")
@@ -264,47 +264,6 @@ def _inputs16(a, b, i, flips, zps):
     XOR 0x80 = x + 128 (zp1, zp2 moved alike)."""
     return (vi_add(vi_xor(vi_load8(a, i), flips[0]), zps[0]),
             vi_add(vi_xor(vi_load8(b, i), flips[1]), zps[1]))
-
-
-@njit(_nrt=False, inline="always")
-def _mul16r(a, b, i, q, flips, zps):
-    """MUL of ``a[i:i + 16]``, ``b[i:i + 16]`` before the output zero point and clamp:
-    MBQM((a - zp1) * (b - zp2)); ``q``: vq_load's rows of the table."""
-    va, vb = _inputs16(a, b, i, flips, zps)
-    return vi_requantqr(vi_mul(va, vb), q)
-
-
-@njit(_nrt=False, inline="always")
-def _mul16(a, b, i, q, flips, zps, zpo, lo, hi, out, o):
-    """MUL: ``out[o:o + 16]`` = clamp(:func:`_mul16r` + zp_out)."""
-    va, vb = _inputs16(a, b, i, flips, zps)
-    vi_store8(vi_requantq(vi_mul(va, vb), q, 0, zpo, lo, hi), out, o)
-
-
-@njit(_nrt=False, inline="always")
-def _sum16(a, b, i, q1, q2, flips, zps, neg):
-    """MBQM((a - zp1) << 20, M1, S1) +/- MBQM((b - zp2) << 20, M2, S2) (a shift, not a
-    multiply by 2**20: vpmulld is two uops on port 0; |x - zp| <= 255); ``neg``: (-1, 1)
-    negates the second term."""
-    va, vb = _inputs16(a, b, i, flips, zps)
-    left = vi_splat(20)
-    ra = vi_requantq(vi_shl(va, left), q1, 0, 0, -(1 << 31), (1 << 31) - 1)
-    rb = vi_requantq(vi_shl(vb, left), q2, 0, 0, -(1 << 31), (1 << 31) - 1)
-    return vi_add(ra, vi_add(vi_xor(rb, neg[0]), neg[1]))
-
-
-@njit(_nrt=False, inline="always")
-def _add16r(a, b, i, q1, q2, qo, flips, zps, neg):
-    """ADD / SUB of ``a[i:i + 16]``, ``b[i:i + 16]`` before the output zero point and clamp:
-    MBQM(:func:`_sum16`, Mo, So)."""
-    return vi_requantqr(_sum16(a, b, i, q1, q2, flips, zps, neg), qo)
-
-
-@njit(_nrt=False, inline="always")
-def _add16(a, b, i, q1, q2, qo, flips, zps, neg, zpo, lo, hi, out, o):
-    """ADD / SUB: ``out[o:o + 16]`` = clamp(:func:`_add16r` + zp_out)."""
-    vi_store8(vi_requantq(_sum16(a, b, i, q1, q2, flips, zps, neg), qo, 0, zpo, lo, hi), out,
-              o)
 
 
 @njit

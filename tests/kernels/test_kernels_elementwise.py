@@ -122,8 +122,8 @@ def test_matches_litert(rng, dtype, fast, _, op):
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("fast, _, op", OPS)
 def test_quantized_long_rows_match_litert(rng, dtype, fast, _, op):
-    """Sizes that reach every loop of the quantized core: 64 elements a step (one packed
-    store), then 16, then the partial last vector; against TFLite's reference kernels."""
+    """Rows of whole vectors of 16 and a partial last vector (through scratch buffers), from
+    one vector to a few hundred; against TFLite's reference kernels."""
     info = np.iinfo(dtype)
     for size in (64, 80, 127, 1000, 4099):
         a = random_q(rng, dtype, (1, size))
