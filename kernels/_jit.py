@@ -204,6 +204,12 @@ def njit(*args, **kwargs):
 
     Keyword arguments other than ``fastmath`` are passed to ``numba.njit`` (e.g. an explicit
     signature is not needed and should be avoided); ``fastmath`` cannot be turned on.
+
+    ``_nrt=False`` (no numba runtime: the core allocates nothing) for every core that calls
+    other compiled functions in its loops: in a function with the runtime, numba increments
+    and decrements the reference count of each array argument around every such call (a
+    float 3x3 depthwise layer made 8 of these calls per 16-channel row: 14x14x128 10.4 ->
+    6.6 us without them, Zen 5). Scratch such a core needs comes from its plan.
     """
     if kwargs.get("fastmath"):
         raise ValueError("nnsim kernels never use fastmath (see nnsim.kernels._jit)")
