@@ -232,8 +232,8 @@ def _quant_span(a, b, tables, prm, out, start, n):
     once, outside the loops, and the scalars of ``prm`` read once: with one loop for both,
     LLVM read them again every 16 elements (``out`` might alias ``prm``) and, merging the two
     paths, multiplied in 64 bits (vpmullq) instead of vpmuldq (Zen 5: 28.3 -> 25.3 us; four
-    results packed into one store gave 23.8 us but compiled the loop bodies six times more,
-    0.5 s of a cold start)."""
+    results packed into one store gave 23.8 us but compiled the loop bodies six times more:
+    +0.56 s in a one-process count of compile events)."""
     second = _TABLE if tables.size > _TABLE else 0   # MUL has one table
     q1, q2 = vq_load(tables, 0, 16), vq_load(tables, second, 16)
     qo = vq_load(tables, 2 * second, 16)

@@ -164,10 +164,10 @@ _DIFFS = 256
 def _softmax_quant_core(x, flip, m, left_shift, diff_min, qmin, qmax, table, out):
     """``x``, ``out``: the bytes of the uint8 or int8 rows (``flip``: :func:`_flip`; each
     output byte is the two's complement of an int8 value). ``table`` (:func:`exp_table`):
-    entry ``k`` the exponential of the difference ``-k``
-    (-1 below ``diff_min``), entry 256 + k its Q12.19 term of the sum; filled on the first
-    call (the last entry then 1), from the same fixed-point functions: each entry of a row is
-    then looked up instead of computed (MobileNet's 1001 classes: 9.7 -> 2.6 us, Zen 5)."""
+    entry ``k`` the exponential of the difference ``-k`` (-1 below ``diff_min``), entry
+    256 + k its Q12.19 term of the sum; filled on the first call (the last entry then 1),
+    from the same fixed-point functions: each entry of a row is then looked up instead of
+    computed (MobileNet's 1001 classes: 9.7 -> 2.7 us, Zen 5)."""
     if table[2 * _DIFFS] == 0:
         for k in range(_DIFFS):
             diff = np.int64(-k)
