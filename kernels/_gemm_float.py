@@ -9,7 +9,8 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padded, _gather,
                                         _row_bases)
-from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vf_add, vf_bcast, vf_clamp, vf_load,
+from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_prefetch, vf_add, vf_bcast, vf_clamp,
+                                vf_load,
                                 vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
                                 vh_store, vh_zero)
 
@@ -46,6 +47,12 @@ def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scrat
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
         _row_bases(geo, p0, n, out_h, out_w, rb)
+        if mode != _GATHER:
+            # the input the next block reads, assumed to follow this block's as far again
+            # (the first block's own too)
+            first, end = rb[0], rb[n - 1] + (kh - 1) * dy + seg
+            for e in range(first if p0 == p_lo else end, min(2 * end - first, src.size), 16):
+                vb_prefetch(src, e)
         c0 = c_lo
         woff = c_lo * k
         while c0 < c_hi:   # tiles of _FLOAT_COLS columns (gemm.pack_weights)

@@ -58,7 +58,7 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "p
            "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
-           "vd_dpbssd", "vd_sum", "vb_sum64"]
+           "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -488,6 +488,17 @@ if JIT_ENABLED:
         return _intrinsic(typer)
 
     @_intrinsic
+    def _vb_prefetch(typingctx, a, i):
+        def codegen(context, builder, sig, args):
+            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+            i8p = _ir.IntType(8).as_pointer()
+            _simd_ir.call(builder, "llvm.prefetch.p0", _ir.VoidType(),
+                          [builder.bitcast(ptr, i8p), _ir.Constant(_I32, 0),
+                           _ir.Constant(_I32, 3), _ir.Constant(_I32, 1)])
+            return context.get_dummy_value()
+        return _types.none(a, i), codegen
+
+    @_intrinsic
     def _vi_dpbusd(typingctx, acc, u, s):
         def codegen(context, builder, sig, args):
             if SIMD_MODE == "avx512vnni":
@@ -795,7 +806,7 @@ if JIT_ENABLED:
     vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
     vf_muladd = _vf_muladd
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum
-    vb_sum64 = _vb_sum64
+    vb_sum64, vb_prefetch = _vb_sum64, _vb_prefetch
 else:
     vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
     vi_bcast4, vi_dpbusd, vi_dpwssd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"], \
@@ -821,5 +832,5 @@ else:
     vi_or, vi_shl, vi_lshr = SIMD_OPS["vi_or"], SIMD_OPS["vi_shl"], SIMD_OPS["vi_lshr"]
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = SIMD_OPS["vd_zero"], SIMD_OPS["vd_dpbusd"], \
         SIMD_OPS["vd_dpbssd"], SIMD_OPS["vd_sum"]
-    vb_sum64 = SIMD_OPS["vb_sum64"]
+    vb_sum64, vb_prefetch = SIMD_OPS["vb_sum64"], SIMD_OPS["vb_prefetch"]
     vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]

@@ -150,6 +150,7 @@ SIMD_OPS = {
     "vf_storen": lambda v, a, i, n: a.__setitem__(slice(i, i + min(max(n, 0), v.size)),
                                                   v[:min(max(n, 0), v.size)]),
     "vb_copy": _np_vb_copy,
+    "vb_prefetch": lambda a, i: None,
     "vb_copy16": lambda src, s, dst, d, f: _np_vb_copy(src, s, dst, d, 16, f),
     "vf_add": lambda a, b: a + b,
     "vf_clamp": _np_vf_clamp,
