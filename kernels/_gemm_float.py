@@ -10,9 +10,8 @@ import numpy as np
 from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padded, _gather,
                                         _row_bases)
 from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_prefetch, vf_add, vf_bcast, vf_clamp,
-                                vf_load,
-                                vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
-                                vh_store, vh_zero)
+                                vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast,
+                                vh_load, vh_store, vh_zero)
 
 
 @njit(parallel=True)

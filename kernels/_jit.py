@@ -376,6 +376,8 @@ def launch_threading_layer() -> None:
 #   vi_store2(v, a, i, s) / vi_store4  the 64 bytes of v in 2 / 4 equal pieces, piece k to
 #                                    a[i + k * s:] (a: a byte array), for packed pixels
 #   vi_store2n(v, a, i, s, n)        vi_store2 of the first n (< 32) bytes of each piece
+#   vb_prefetch(a, i)                a hint: the cache line of a[i] fetched for reading (no
+#                                    effect on any result; nothing without the JIT)
 #   vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
 #                                    vector (a's 16 bytes first), for one vi_store
 #   vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
