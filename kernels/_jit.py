@@ -492,11 +492,8 @@ if JIT_ENABLED:
     @_intrinsic
     def _vb_prefetch(typingctx, a, i):
         def codegen(context, builder, sig, args):
-            ptr = _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
-            i8p = _ir.IntType(8).as_pointer()
-            _simd_ir.call(builder, "llvm.prefetch.p0", _ir.VoidType(),
-                          [builder.bitcast(ptr, i8p), _ir.Constant(_I32, 0),
-                           _ir.Constant(_I32, 3), _ir.Constant(_I32, 1)])
+            _simd_ir.prefetch(builder, _address(context, builder, sig.args[0], args[0],
+                                                sig.args[1], args[1]))
             return context.get_dummy_value()
         return _types.none(a, i), codegen
 
@@ -714,42 +711,27 @@ if JIT_ENABLED:
             return _simd_ir.pack8(builder, args)
         return _vi(_vi, _vi, _vi, _vi), codegen
 
-    def _store_parts(parts):
+    def _store_parts(parts, masked=False):
         """vi_store2 / vi_store4: the 64 bytes of v in ``parts`` equal pieces, piece k to
-        ``a[i + k * stride:]`` (``a``: a byte array)."""
-        def typer(typingctx, v, a, i, stride):
-            def codegen(context, builder, sig, args):
-                size = 64 // parts
-                piece = _ir.VectorType(_I8, size)
-                v = builder.bitcast(args[0], _ir.VectorType(_I8, 64))
-                start = context.cast(builder, args[2], sig.args[2], _types.intp)
-                step = context.cast(builder, args[3], sig.args[3], _types.intp)
-                for k in range(parts):
-                    lanes = _ir.Constant(_ir.VectorType(_I32, size),
-                                         list(range(k * size, (k + 1) * size)))
-                    part = builder.shuffle_vector(v, _ir.Constant(v.type, None), lanes)
-                    at = builder.add(start, builder.mul(step, _ir.Constant(step.type, k)))
-                    ptr = _address(context, builder, sig.args[1], args[1], _types.intp, at)
-                    builder.store(part, builder.bitcast(ptr, piece.as_pointer()), align=1)
-                return context.get_dummy_value()
-            return _types.none(v, a, i, stride), codegen
-        return _intrinsic(typer)
-
-    @_intrinsic
-    def _vi_store2n(typingctx, v, a, i, stride, n):
+        ``a[i + k * stride:]`` (``a``: a byte array); ``masked``: vi_store2n, the first n
+        bytes of each piece."""
         def codegen(context, builder, sig, args):
-            piece = _ir.VectorType(_I8, 32)
-            v = builder.bitcast(args[0], _ir.VectorType(_I8, 64))
-            mask = _count_mask(context, builder, sig, args, 4, 32)
             start = context.cast(builder, args[2], sig.args[2], _types.intp)
             step = context.cast(builder, args[3], sig.args[3], _types.intp)
-            for k, at in ((0, start), (1, builder.add(start, step))):
-                lanes = _ir.Constant(_ir.VectorType(_I32, 32), list(range(32 * k, 32 * k + 32)))
-                part = builder.shuffle_vector(v, _ir.Constant(v.type, None), lanes)
-                ptr = _address(context, builder, sig.args[1], args[1], _types.intp, at)
-                _simd_ir.masked_store(builder, part, ptr, mask, "v32i8")
+            ptrs = [_address(context, builder, sig.args[1], args[1], _types.intp,
+                             builder.add(start, builder.mul(step, _ir.Constant(step.type, k))))
+                    for k in range(parts)]
+            mask = _count_mask(context, builder, sig, args, 4, 64 // parts) if masked else None
+            _simd_ir.store_pieces(builder, args[0], ptrs, mask)
             return context.get_dummy_value()
-        return _types.none(v, a, i, stride, n), codegen
+
+        if masked:
+            def typer(typingctx, v, a, i, stride, n):
+                return _types.none(v, a, i, stride, n), codegen
+        else:
+            def typer(typingctx, v, a, i, stride):
+                return _types.none(v, a, i, stride), codegen
+        return _intrinsic(typer)
 
     @_intrinsic
     def _vi_pack8q(typingctx, a, b, c, d, zp, lo, hi):
@@ -795,7 +777,7 @@ if JIT_ENABLED:
     vq_load, vi_requantq = _vq_load, _vi_requantq
     vi_requantb, vi_requantqb, vi_requantr, vi_pack8q = _vi_requantb, _vi_requantqb, \
         _vi_requantr, _vi_pack8q
-    vi_store2, vi_store4, vi_store2n = _store_parts(2), _store_parts(4), _vi_store2n
+    vi_store2, vi_store4, vi_store2n = _store_parts(2), _store_parts(4), _store_parts(2, True)
     vi_requantqr = _vi_requantqr
     vi_store8n, vf_storen, vb_copy = _vi_store8n, _vf_storen, _vb_copy
     vf_add = _binary("fadd")
@@ -810,29 +792,6 @@ if JIT_ENABLED:
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum
     vb_sum64, vb_prefetch = _vb_sum64, _vb_prefetch
 else:
-    vi_zero, vi_splat, vi_load = SIMD_OPS["vi_zero"], SIMD_OPS["vi_splat"], SIMD_OPS["vi_load"]
-    vi_bcast4, vi_dpbusd, vi_dpwssd = SIMD_OPS["vi_bcast4"], SIMD_OPS["vi_dpbusd"], \
-        SIMD_OPS["vi_dpwssd"]
-    vi_xor, vi_add, vi_store = SIMD_OPS["vi_xor"], SIMD_OPS["vi_add"], SIMD_OPS["vi_store"]
-    vf_zero, vf_load, vf_bcast = SIMD_OPS["vf_zero"], SIMD_OPS["vf_load"], SIMD_OPS["vf_bcast"]
-    vf_muladd, vf_store = SIMD_OPS["vf_muladd"], SIMD_OPS["vf_store"]
-    vh_zero, vh_load, vh_bcast = SIMD_OPS["vh_zero"], SIMD_OPS["vh_load"], SIMD_OPS["vh_bcast"]
-    vh_store = SIMD_OPS["vf_store"]
-    vi_requant, vi_store8, vi_pack8 = SIMD_OPS["vi_requant"], SIMD_OPS["vi_store8"], \
-        SIMD_OPS["vi_pack8"]
-    vq_load, vi_requantq = SIMD_OPS["vq_load"], SIMD_OPS["vi_requantq"]
-    vi_requantb, vi_requantqb = SIMD_OPS["vi_requantb"], SIMD_OPS["vi_requantqb"]
-    vi_requantr, vi_pack8q = SIMD_OPS["vi_requantr"], SIMD_OPS["vi_pack8q"]
-    vi_store2, vi_store4 = SIMD_OPS["vi_store2"], SIMD_OPS["vi_store4"]
-    vi_store2n = SIMD_OPS["vi_store2n"]
-    vi_requantqr = SIMD_OPS["vi_requantqr"]
-    vi_store8n, vf_storen, vb_copy = SIMD_OPS["vi_store8n"], SIMD_OPS["vf_storen"], \
-        SIMD_OPS["vb_copy"]
-    vi_load8, vi_mul, vi_load_t4 = SIMD_OPS["vi_load8"], SIMD_OPS["vi_mul"], \
-        SIMD_OPS["vi_load_t4"]
-    vb_copy16 = SIMD_OPS["vb_copy16"]
-    vi_or, vi_shl, vi_lshr = SIMD_OPS["vi_or"], SIMD_OPS["vi_shl"], SIMD_OPS["vi_lshr"]
-    vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = SIMD_OPS["vd_zero"], SIMD_OPS["vd_dpbusd"], \
-        SIMD_OPS["vd_dpbssd"], SIMD_OPS["vd_sum"]
-    vb_sum64, vb_prefetch = SIMD_OPS["vb_sum64"], SIMD_OPS["vb_prefetch"]
-    vf_add, vf_clamp = SIMD_OPS["vf_add"], SIMD_OPS["vf_clamp"]
+    # each vector operation as its numpy version (nnsim.kernels._simd_np, keyed by the same
+    # names), the 8-lane store being the 16-lane one
+    globals().update(SIMD_OPS, vh_store=SIMD_OPS["vf_store"])

@@ -213,6 +213,30 @@ def masked_store(builder, value, ptr, mask, name):
     builder.call(fn, [value, vptr, ir.Constant(I32, 1), mask])
 
 
+def store_pieces(builder, v, ptrs, mask=None):
+    """The 64 bytes of ``v`` in ``len(ptrs)`` equal pieces, piece k to ``ptrs[k]``; with
+    ``mask`` (<piece size x i1>) only its set lanes of each piece."""
+    size = 64 // len(ptrs)
+    piece = ir.VectorType(I8, size)
+    v = builder.bitcast(v, _B64)
+    for k, ptr in enumerate(ptrs):
+        part = builder.shuffle_vector(v, ir.Constant(_B64, None),
+                                      _lanes(range(k * size, (k + 1) * size)))
+        if mask is None:
+            builder.store(part, builder.bitcast(ptr, piece.as_pointer()), align=1)
+        else:
+            masked_store(builder, part, ptr, mask, f"v{size}i8")
+
+
+def prefetch(builder, ptr):
+    """A hint: the cache line at ``ptr`` fetched for reading (llvm.prefetch, data cache,
+    high locality)."""
+    i8p = I8.as_pointer()
+    call(builder, "llvm.prefetch.p0", ir.VoidType(),
+         [builder.bitcast(ptr, i8p), ir.Constant(I32, 0), ir.Constant(I32, 3),
+          ir.Constant(I32, 1)])
+
+
 def load_t4(builder, ptr):
     """The 64 bytes at ``ptr`` as 4 rows of 16, transposed: byte 4j + k of the result is byte
     16k + j (one ``vpermb`` with AVX-512 VBMI; a longer shuffle sequence without it)."""
