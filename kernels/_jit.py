@@ -50,7 +50,8 @@ except ImportError:  # pragma: no cover - exercised only on installs without num
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "prange",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
-           "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_shl", "vi_lshr", "vi_requant", "vq_load",
+           "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_and", "vi_shl", "vi_lshr", "vi_ashr",
+           "vi_requant", "vq_load",
            "vi_load_t4", "vb_copy16",
            "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
@@ -340,8 +341,8 @@ def launch_threading_layer() -> None:
 #                                    AVX-512 VNNI vpdpwssd; wraps); with b.hi == 0 it is
 #                                    acc + a * b for a and b.lo in the int16 range
 #   vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
-#   vi_or(a, b); vi_shl, vi_lshr(a, n)  lane-wise; shifts by the lanes of n (0..31), lshr
-#                                    filling with zeros
+#   vi_or, vi_and(a, b); vi_shl, vi_lshr, vi_ashr(a, n)  lane-wise; shifts by the lanes of n
+#                                    (0..31), lshr filling with zeros, ashr with the sign
 #   vf_muladd(acc, a, b)             acc + a * b: one fused multiply-add when :data:`FMA`,
 #                                    else rounded twice (fastmath stays off either way)
 #   vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j, c even): clamp(MBQM(acc
@@ -786,7 +787,8 @@ if JIT_ENABLED:
     vi_store, vf_store, vh_store = _store(_VI), _store(_VF), _store(_VH)
     vf_bcast, vh_bcast = _fbcast(_VF), _fbcast(_VH)
     vi_xor, vi_add = _binary("xor"), _binary("add")
-    vi_or, vi_shl, vi_lshr = _binary("or_"), _binary("shl"), _binary("lshr")
+    vi_or, vi_and = _binary("or_"), _binary("and_")
+    vi_shl, vi_lshr, vi_ashr = _binary("shl"), _binary("lshr"), _binary("ashr")
     vi_splat, vi_bcast4, vi_dpbusd, vi_dpwssd = _vi_splat, _vi_bcast4, _vi_dpbusd, _vi_dpwssd
     vf_muladd = _vf_muladd
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum

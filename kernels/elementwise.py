@@ -10,6 +10,8 @@ Quantized ADD/SUB follow TFLite's ``left_shift = 20`` scheme (``kernels/add.cc``
     a = MBQM((x1 - zp1) << 20, M1, S1);  b = MBQM((x2 - zp2) << 20, M2, S2)
     out = clamp(MBQM(a +/- b, Mo, So) + zp_out)
 
+(the input stages exactly, in int32 lanes: :func:`_input_stage`).
+
 Quantized MUL (``kernels/mul.cc``): ``real = float32(float32(s1 * s2) / s_out)``;
 ``out = clamp(MBQM((x1 - zp1) * (x2 - zp2), M, S) + zp_out)``.
 Float: the float32 operation, then the fused activation clamp.
@@ -27,8 +29,8 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (QP_ROWS, njit, prange, vi_add, vi_load8, vi_mul, vi_requantq,
-                                vi_shl, vi_splat, vi_store8, vi_xor, vq_load)
+from nnsim.kernels._jit import (njit, prange, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
+                                vi_requantq, vi_splat, vi_store8, vi_xor, vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -113,12 +115,29 @@ def prepare_binary(op, a_shape, b_shape, a_dtype, b_dtype, *, fuse=0, in1_scale=
                        fuse, in1_scale, in1_zp, in2_scale, in2_zp, out_scale, out_zp, out_dtype)
 
 
-#: Size of one table of 16 equal channels; ADD and SUB concatenate three of them.
-_TABLE = QP_ROWS * 16
-
-
 def _uniform_table(m, s):
     return requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
+
+
+def _input_stage(m, shift):
+    """ADD/SUB's input stage ``MBQM(v << 20, m, shift)`` for ``|v| <= 255`` in int32 lanes:
+    ``(mh, ml, ch, dm, r)`` with ``MBQM = (v * mh + ch + ((v >> 31) & dm) + ((v * ml + 1024)
+    >> 11)) >> r``.
+
+    Why it is exact: with ``r = -shift`` (>= 0: an input's multiplier is at most 0.5),
+    K = 31 + r, MBQM(x) = floor((x * m + C - (x * m < -2**30) * D) / 2**K)
+    (``gemm.requant_params``: C = 2**30 + 2**(30 + r), D = 2**31; C = 2**30, D = 0 when
+    r = 0). For x = v * 2**20 every term is a multiple of 2**20, and x * m < -2**30 is v < 0
+    (m >= 2**30, or m = 0 and r = 0), so MBQM = floor(N / 2**(11 + r)) with N = v * m +
+    1024 + (ch - (v < 0) * (r > 0)) * 2**11, ch = 2**(r - 1) (0 when r = 0). Splitting
+    m = mh * 2**11 + ml, floor(N / 2**(11 + r)) = floor((v * mh + ch - (v < 0) * (r > 0) +
+    floor((v * ml + 1024) / 2**11)) / 2**r); |v * mh| < 2**28, |v * ml| < 2**19 and
+    ch <= 2**30, so every step fits an int32. Three multiplications in 64-bit lanes per
+    input become two in 32-bit ones."""
+    r = -int(shift)
+    if not 0 <= r <= 31 or not 0 <= m < 1 << 31:
+        raise ValueError(f"ADD/SUB input multiplier {m} * 2**{shift} out of range")
+    return m >> 11, m & 2047, (1 << (r - 1)) if r else 0, -1 if r else 0, r
 
 
 class _BinaryPlan:
@@ -133,15 +152,18 @@ class _BinaryPlan:
                 raise TypeError(f"input2: dtype {b_dtype.name} not supported (expected {names})")
             self.out_dtype = cm.output_dtype(out_dtype, a_dtype)
             lo, hi = cm.quant_clamp(fuse, so, zpo, self.out_dtype)
+            stages = ()
             if op == _MUL:
-                tables = [_uniform_table(*mul_params(s1, s2, so))]
+                table = _uniform_table(*mul_params(s1, s2, so))
             else:
-                tables = [_uniform_table(m, s) for m, s in add_sub_params(s1, s2, so)]
-            self.tables = shift_free(np.concatenate(tables), len(tables))
+                params = add_sub_params(s1, s2, so)
+                table = _uniform_table(*params[2])
+                stages = _input_stage(*params[0]) + _input_stage(*params[1])
+            self.table = shift_free(table)   # the output's requantization
             # int8 inputs are read as uint8 + 128 (module doc)
             flip1, flip2 = 128 * (a_dtype == np.int8), 128 * (b_dtype == np.int8)
             self.prm = np.array([op, int(zp1) + flip1, int(zp2) + flip2, int(zpo), int(lo),
-                                 int(hi), flip1, flip2], np.int64)
+                                 int(hi), flip1, flip2, *stages], np.int64)
             return
         for name, dtype in (("input1", a_dtype), ("input2", b_dtype)):
             if dtype not in cm.FLOAT_DTYPES:
@@ -157,7 +179,7 @@ class _BinaryPlan:
         if not self.same or not (a.flags.c_contiguous and b.flags.c_contiguous):
             return None
         if self.quantized:
-            args = (_bytes(a), _bytes(b), self.tables, self.prm,
+            args = (_bytes(a), _bytes(b), self.table, self.prm,
                     out.reshape(-1).view(np.uint8))
             count = _threads.get_num_threads()
             vectors = -(-out.size // 16)
@@ -177,7 +199,7 @@ class _BinaryPlan:
         else:
             _, fa, fb = cm.broadcast_flat(np.asarray(a), np.asarray(b))
         if self.quantized:
-            _quant_core(_bytes(fa), _bytes(fb), self.tables, self.prm,
+            _quant_core(_bytes(fa), _bytes(fb), self.table, self.prm,
                         out.reshape(-1).view(np.uint8))
             return out
         _float_core(self.op, fa.astype(np.float32, copy=False),
@@ -191,71 +213,78 @@ def _bytes(x):
 
 
 @njit
-def _quant_core(a, b, tables, prm, out):
+def _quant_core(a, b, table, prm, out):
     """16 elements at a time; the last partial vector goes through 16-byte scratch buffers."""
-    _quant_range(a, b, tables, prm, out, np.int64(0), np.int64(out.size))
+    _quant_range(a, b, table, prm, out, np.int64(0), np.int64(out.size))
     return out
 
 
 @njit(parallel=True)
-def _quant_core_par(a, b, tables, prm, out, parts):
+def _quant_core_par(a, b, table, prm, out, parts):
     """:func:`_quant_core` in parts (element ranges starting at multiples of 16) run by numba's
     threads; every element is computed as in one thread."""
     for t in prange(parts.shape[0]):
-        _quant_range(a, b, tables, prm, out, parts[t, 0], parts[t, 1])
+        _quant_range(a, b, table, prm, out, parts[t, 0], parts[t, 1])
     return out
 
 
 @njit
-def _quant_range(a, b, tables, prm, out, start, n):
+def _quant_range(a, b, table, prm, out, start, n):
     """Elements ``start:n`` (``start`` a multiple of 16): the whole vectors in place, the
     last partial one through 16-byte scratch buffers, both by :func:`_quant_span` (one
     compiled loop body serves both)."""
     full = n - (n - start) % 16
-    _quant_span(a, b, tables, prm, out, start, full)
+    _quant_span(a, b, table, prm, out, start, full)
     if full < n:
         ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
         # element loops, not slice assignments: those compile numba's shape-mismatch error
         # formatting, 1.3 s of a cold start
         for j in range(n - full):
             ta[j], tb[j] = a[full + j], b[full + j]
-        _quant_span(ta, tb, tables, prm, to, np.int64(0), np.int64(16))
+        _quant_span(ta, tb, table, prm, to, np.int64(0), np.int64(16))
         for j in range(n - full):
             out[full + j] = to[j]
 
 
 @njit(_nrt=False)
-def _quant_span(a, b, tables, prm, out, start, n):
-    """Elements ``start:n``, whole vectors of 16. The requantization rows stay in registers
-    for the whole span (vq_load): reloaded for every 16 elements, with a call per 16,
-    MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512). The operation is chosen
-    once, outside the loops, and the scalars of ``prm`` read once: with one loop for both,
-    LLVM read them again every 16 elements (``out`` might alias ``prm``) and, merging the two
-    paths, multiplied in 64 bits (vpmullq) instead of vpmuldq (Zen 5: 28.3 -> 25.3 us; four
-    results packed into one store gave 23.8 us but compiled the loop bodies six times more:
-    +0.56 s in a one-process count of compile events)."""
-    second = _TABLE if tables.size > _TABLE else 0   # MUL has one table
-    q1, q2 = vq_load(tables, 0, 16), vq_load(tables, second, 16)
-    qo = vq_load(tables, 2 * second, 16)
+def _quant_span(a, b, table, prm, out, start, n):
+    """Elements ``start:n``, whole vectors of 16. The output requantization's rows stay in
+    registers for the whole span (vq_load): reloaded for every 16 elements, with a call per
+    16, MobileNet v2's 56x56x24 ADD took 53.5 against 48.8 us (AVX-512). The operation is
+    chosen once, outside the loops, and the scalars of ``prm`` read once: with one loop for
+    both, LLVM read them again every 16 elements (``out`` might alias ``prm``). ADD/SUB's
+    input stages run in int32 lanes (:func:`_input_stage`): 56x56x24 26.1 -> 18.9 us (Zen 5),
+    52.3 -> 37.8 us (AVX2), against three requantizations in 64-bit lanes. (Four results
+    packed into one store saved 6% but compiled the loop bodies six times more: +0.56 s.)"""
+    q = vq_load(table, 0, 16)
     flips, zps = (vi_splat(prm[6]), vi_splat(prm[7])), (vi_splat(-prm[1]), vi_splat(-prm[2]))
     op, zpo, lo, hi = prm[0], prm[3], prm[4], prm[5]
     if op == _MUL:
         for i in range(start, n, 16):
             va, vb = _inputs16(a, b, i, flips, zps)
-            vi_store8(vi_requantq(vi_mul(va, vb), q1, 0, zpo, lo, hi), out, i)
+            vi_store8(vi_requantq(vi_mul(va, vb), q, 0, zpo, lo, hi), out, i)
         return
     # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
     neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
-    left = vi_splat(20)
+    s1 = (vi_splat(prm[8]), vi_splat(prm[9]), vi_splat(prm[10]), vi_splat(prm[11]),
+          vi_splat(prm[12]))
+    s2 = (vi_splat(prm[13]), vi_splat(prm[14]), vi_splat(prm[15]), vi_splat(prm[16]),
+          vi_splat(prm[17]))
+    low = (vi_splat(1024), vi_splat(11), vi_splat(31))
     for i in range(start, n, 16):
-        # MBQM((a - zp1) << 20, M1, S1) +/- MBQM((b - zp2) << 20, M2, S2), then MBQM(., Mo,
-        # So) + zp_out, clamped (a shift, not a multiply by 2**20: vpmulld is two uops on
-        # port 0; |x - zp| <= 255)
         va, vb = _inputs16(a, b, i, flips, zps)
-        ra = vi_requantq(vi_shl(va, left), q1, 0, 0, -(1 << 31), (1 << 31) - 1)
-        rb = vi_requantq(vi_shl(vb, left), q2, 0, 0, -(1 << 31), (1 << 31) - 1)
+        ra, rb = _input_stage16(va, s1, low), _input_stage16(vb, s2, low)
         rb = vi_add(vi_xor(rb, neg[0]), neg[1])
-        vi_store8(vi_requantq(vi_add(ra, rb), qo, 0, zpo, lo, hi), out, i)
+        vi_store8(vi_requantq(vi_add(ra, rb), q, 0, zpo, lo, hi), out, i)
+
+
+@njit(_nrt=False, inline="always")
+def _input_stage16(v, stage, low):
+    """MBQM(v << 20, m, shift) of 16 lanes: ``stage`` the splats of :func:`_input_stage`'s
+    ``(mh, ml, ch, dm, r)``, ``low`` those of 1024, 11, 31."""
+    frac = vi_ashr(vi_add(vi_mul(v, stage[1]), low[0]), low[1])
+    high = vi_add(vi_add(vi_mul(v, stage[0]), stage[2]), vi_and(vi_ashr(v, low[2]), stage[3]))
+    return vi_ashr(vi_add(high, frac), stage[4])
 
 
 @njit(_nrt=False, inline="always")

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from .kernel_litert import T, run_op
 from .kernel_testutil import assert_same, random_q, requires_litert
 from nnsim.kernels import elementwise
+from nnsim.kernels._jit import njit, vi_load, vi_splat, vi_store
+from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
 from nnsim.kernels.reference import elementwise as ref_elementwise
 
 OPS = [(elementwise.add, ref_elementwise.add, "ADD"),
@@ -120,3 +122,62 @@ def test_matches_litert(rng, dtype, fast, _, op):
                              dict(FusedActivationFunction=fuse))
         assert_same(ours, expected, rtol=0, atol=0)
 
+
+
+@njit(cache=False)   # a cached copy would keep the inlined stage of an older elementwise.py
+def _input_stage_lanes(v, stage, out):
+    """The quantized ADD core's vector input stage (``_input_stage16``) over ``v`` (int32,
+    a multiple of 16 long), for one stage ``(mh, ml, ch, dm, r)``."""
+    splats = (vi_splat(stage[0]), vi_splat(stage[1]), vi_splat(stage[2]), vi_splat(stage[3]),
+              vi_splat(stage[4]))
+    low = (vi_splat(1024), vi_splat(11), vi_splat(31))
+    for i in range(0, v.size, 16):
+        vi_store(elementwise._input_stage16(vi_load(v, i), splats, low), out, i)
+    return out
+
+
+def test_add_sub_input_stage_in_int32_lanes_is_exact():
+    """``_input_stage``'s int32 form of MBQM(v << 20, m, shift), in integers and through the
+    core's vector code, against the gemmlowp port, for every v in [-256, 255] and multipliers
+    of every right shift (0..31): powers of two (m = 2**30), the largest m, random ones, and
+    m = 0. (ADD's outputs hardly show an input stage off by one: the output stage divides by
+    about 2**20.)"""
+    rng = np.random.default_rng(7)
+    v = np.arange(-256, 256, dtype=np.int64)
+    ms = [1 << 30, (1 << 31) - 1, (1 << 30) + 1] + rng.integers(1 << 30, 1 << 31, 12).tolist()
+    for r, m in [(r, m) for r in range(32) for m in ms] + [(0, 0)]:
+        stage = elementwise._input_stage(m, -r)
+        mh, ml, ch, dm, rr = stage
+        high = v * mh + ch + ((v >> 31) & dm)
+        assert np.abs(high).max() < 2**31 and np.abs(v * ml).max() < 2**31
+        got = (high + ((v * ml + 1024) >> 11)) >> rr
+        want = [multiply_by_quantized_multiplier(int(x) << 20, m, -r) for x in v]
+        assert got.tolist() == want, (m, r)
+        lanes = _input_stage_lanes(v.astype(np.int32), np.array(stage, np.int64),
+                                   np.zeros(v.size, np.int32))
+        assert lanes.tolist() == want, (m, r)
+    with pytest.raises(ValueError):
+        elementwise._input_stage(1 << 30, 1)   # a left shift: never an input's
+    # the larger input's multiplier is 0.5 exactly: m = 2**30, shift 0
+    assert quantize_multiplier(0.5) == (1 << 30, 0)
+
+
+@requires_litert
+@pytest.mark.parametrize("dtype", [np.uint8, np.int8])
+@pytest.mark.parametrize("ratio", [1.0, 3.7, 1000.0, 5000.0, 1e6])
+def test_add_sub_every_byte_pair_matches_litert(dtype, ratio):
+    """Every pair of input bytes (65,536 elements) through ADD and SUB, input scales ``ratio``
+    apart (equal scales: a right shift of 0 for both; then up to 20), against LiteRT."""
+    info = np.iinfo(dtype)
+    a = np.repeat(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
+    b = np.tile(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
+    q = [(0.02, 3), (float(np.float32(0.02 / ratio)), -5 if dtype == np.int8 else 250),
+         (0.03, -1 if dtype == np.int8 else 128)]
+    for fast, _, op in OPS:
+        if op == "MUL":
+            continue
+        ours = fast(a, b, in1_scale=q[0][0], in1_zp=q[0][1], in2_scale=q[1][0], in2_zp=q[1][1],
+                    out_scale=q[2][0], out_zp=q[2][1])
+        (expected,) = run_op(op, [T(a.shape, dtype, *q[0]), T(b.shape, dtype, *q[1])],
+                             [T(ours.shape, dtype, *q[2])], [a, b], {})
+        assert_same(ours, expected, rtol=0, atol=0)
