@@ -6,7 +6,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.errors import OpFailedError
-from nnsim.kernels._common import (aligned_empty, broadcast_shape, explicit_out_size,
+from nnsim.kernels._common import (aligned_empty, broadcast_shape, direct, explicit_out_size,
                                    same_padding)
 from nnsim.kernels.threads import get_num_threads
 from nnsim.types import OperandLifeTime, OperandType, PaddingCode
@@ -67,8 +67,9 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
         x4 = x if x_shape is None else x.reshape(x_shape)
         xin = np.ascontiguousarray(to_nhwc(x4, nchw), dtype=x_dtype if quantized else np.float32)
         if xin is x4:
-            bound[0], bound[1], bound[2] = x, kernel_plan.bind(x4, buffer[0]), threads
-            bound[1]()
+            call = kernel_plan.bind(x4, buffer[0])
+            call()
+            bound[0], bound[1], bound[2] = x, direct(call), threads   # compiled by the call
             return result
         out = kernel_plan.run(xin, buffer[0])
         if not quantized and x_dtype != np.float32:
@@ -104,7 +105,9 @@ def bound_runner(bind, fallback, result: list):
             call = bind(x)
             if call is None:
                 return fallback(values)
-            bound[:] = x, call
+            call()
+            bound[:] = x, direct(call)   # compiled by the call
+            return result
         bound[1]()
         return result
     return run

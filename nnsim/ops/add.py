@@ -14,7 +14,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import elementwise, int32_arith
-from nnsim.kernels._common import aligned_empty
+from nnsim.kernels._common import aligned_empty, direct
 from nnsim.ops import _common as cm
 from nnsim.ops.base import OperationSpec, context_runner
 from nnsim.types import FL1, FL2, FL3, FL4, OperandType, OperationCode
@@ -107,8 +107,8 @@ def plan(ctx):
         call = kernel_plan.bind(a, b, buffers[0])
         if call is None:
             return [kernel_plan.run(a, b, buffers[0])]
-        bound[:] = a, b, call
         call()
+        bound[:] = a, b, direct(call)   # compiled by the call
         return result
     run.adopt = partial(cm.adopt_buffer, buffers, result, bound)
     return run

@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
-from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros
+from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros, direct
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
 from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
@@ -552,7 +552,8 @@ class Interpreter:
             results = [None if o < 0 else values.get(o) for o in outs]
             call = None
             if all(i < 0 or i in fixed for i in ins):
-                call = builtin.bind(arrays, results)
+                # compiled by the first invoke (after which plans are bound)
+                call = direct(builtin.bind(arrays, results))
             if call is None:
                 pinned = [None if r is None else aligned_copy(r, own=True) for r in results]
                 call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)

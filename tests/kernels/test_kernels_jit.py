@@ -477,3 +477,35 @@ def test_micro_kernels_compiled_alone_are_the_ones_the_core_uses(cpu, tmp_path):
     assert out.returncode == 0, out.stderr
     counts = out.stdout.split()
     assert counts and set(counts) == {"1"}, counts
+
+
+def test_direct_calls_the_compiled_variant_for_bound_arguments():
+    """``_common.direct``: after a first call, a bound core runs its compiled variant without
+    numba's dispatch and writes what the dispatcher's call writes; before it (no variant for
+    these argument types) or with the JIT off, the call is returned as it was."""
+    from functools import partial
+
+    from nnsim.kernels._common import direct
+
+    @_jit.njit(cache=False)
+    def add_into(x, n, out):
+        for i in range(x.size):
+            out[i] = x[i] + n
+
+    x, out = np.arange(5, dtype=np.int64), np.zeros(5, np.int64)
+    call = partial(add_into, x, 3, out)
+    assert direct(call) is call            # not compiled for these types yet
+    call()
+    fast = direct(call)
+    if not _jit.JIT_ENABLED:
+        assert fast is call
+        return
+    assert fast is not call and fast.func is not add_into
+    out[:] = 0
+    x[:] = [7, 8, 9, 10, 11]               # the bound arrays' current contents are read
+    fast()
+    assert out.tolist() == [10, 11, 12, 13, 14]
+    other = partial(add_into, x.astype(np.int32), 3, out)
+    assert direct(other) is other          # another variant, not compiled yet
+    plain = partial(np.add, x, 1)
+    assert direct(plain) is plain          # not a compiled core: unchanged
