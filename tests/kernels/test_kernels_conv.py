@@ -477,7 +477,7 @@ def test_tables_without_left_shifts_compute_the_same(out_scale, free):
     scales = dict(in1_scale=0.01, in1_zp=3, in2_scale=0.005, in2_zp=-9,
                   out_scale=1e-6 if free else 3e-9, out_zp=1)
     plan = elementwise.prepare_binary(0, x.shape, y.shape, np.int8, np.int8, **scales)
-    assert plan.tables.dtype == dtype
+    assert plan.table.dtype == dtype
     assert_same(elementwise.add(x, y, **scales), ref_elementwise.add(x, y, **scales))
 
 
