@@ -15,17 +15,28 @@ from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, prange, vb_sum64, vi_a
                                 vi_store4, vi_xor, vq_load)
 
 
+#: Where the micro-kernels find the input XOR mask in ``scratch`` (0x80 bytes for int8 inputs,
+#: read as uint8 + 128; zeros for uint8 ones). Loaded from memory, not splat from the scalar:
+#: LLVM moved an XOR with a known splat before the broadcast (an xmm XOR, then vpbroadcastd
+#: from the register: two vector operations per broadcast), and with a vector it does not
+#: know, it broadcasts from memory (a load) and XORs the zmm: MobileNet v2's 112x112x32 -> 16
+#: layer 45-47 -> 38-40 us, 56x56x24 -> 144 63 -> 61 us, the 3x3 first layer 88-94 -> 83-87
+#: us (Zen 5).
+_MASK = 16
+
+
 def scratch_arrays(geo):
     """The per-part scratch of :func:`_quant_conv_part` after ``cols``, ``rb``, ``sx``: the
     row-sum extras ``ex``, the AVX2 kernels' widened patches ``wide`` and their bases ``rbw``
-    (empty on AVX-512), and 16 bytes for partial stores. Allocated with the plan, not in the
-    core, which then runs without numba's runtime (``nnsim.kernels._jit.njit``): no reference
-    counting around its calls to the micro-kernels."""
+    (empty on AVX-512), and 80 bytes: 16 for partial stores, then the input XOR mask as one
+    64-byte vector (:data:`_MASK`). Allocated with the plan, not in the core, which then runs
+    without numba's runtime (``nnsim.kernels._jit.njit``): no reference counting around its
+    calls to the micro-kernels."""
     kh, seg = int(geo[10]), int(geo[11])
     step = int(geo[3] * geo[8]) if geo[9] == _IMPLICIT else seg   # between patches in a row
     return (np.zeros(_BLOCK + _ROWS, np.int32),
             np.zeros(_BLOCK * kh * max(seg, step) if _PAIRS else 0, np.int16),
-            np.zeros(_BLOCK + _RP if _PAIRS else 0, np.int64), np.zeros(16, np.uint8))
+            np.zeros(_BLOCK + _RP if _PAIRS else 0, np.int64), np.zeros(_MASK + 64, np.uint8))
 
 
 @njit(parallel=True)
@@ -60,6 +71,8 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, w
     cout = out.shape[1]
     oflat = out.reshape(-1)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
+    for i in range(_MASK, _MASK + 64):
+        scratch[i] = 128 if xflip else 0
     src = cols if mode == _GATHER else x
     step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
     for p0 in range(p_lo, p_hi, _BLOCK):
@@ -80,7 +93,7 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, w
         woff = (c_lo // _TILE) * groups * 256
         while c0 < c_hi:
             ncol = min(4, (cout - c0 + 15) // 16)
-            _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, xmask, qp, c0, cpad, ex,
+            _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, qp, c0, cpad, ex,
                        out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch)
             woff += groups * ncol * 64
             c0 += _TILE
@@ -108,22 +121,22 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
 
 
 @njit(_nrt=False)
-def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, xmask, qp, c0, cpad, ex, zp, lo, hi,
+def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, qp, c0, cpad, ex, zp, lo, hi,
                out, o, cout, scratch):
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
     (``gpr`` groups of 4 taps per run)."""
     stride = ncol * 64
     if ncol == 4:
-        _mk4(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+        _mk4(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
              out, o, cout, cout - c0, scratch)
     elif ncol >= 2:
-        _mk2(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+        _mk2(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
              out, o, cout, cout - c0, scratch)
         if ncol == 3:
-            _mk1(src, rb, n, dy, kh, gpr, wp, woff + 128, stride, xmask, qp, c0 + 32, cpad, ex,
+            _mk1(src, rb, n, dy, kh, gpr, wp, woff + 128, stride, qp, c0 + 32, cpad, ex,
                  zp, lo, hi, out, o + 32, cout, cout - c0 - 32, scratch)
     else:
-        _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, xmask, qp, c0, cpad, ex, zp, lo, hi,
+        _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
              out, o, cout, cout - c0, scratch)
 
 
@@ -148,13 +161,13 @@ def _emit(v, qp, c, cpad, zp, lo, hi, out, o, count, scratch):
 
 
 @njit(_nrt=False)
-def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """``n`` pixels, 4 at a time (patch runs at ``src[rb[j] + ky * dy]``), x 64 channels
     (``wp[wo:]``, ``ws`` bytes per group of 4 taps) -> ``out[o0 + j * cout:]``, ``cv``
     channels kept; ``ex[j]`` is added to the accumulators of pixel j. The accumulators start
     at bias + ``ex[j]`` (int32 sums wrap, so the order of the additions does not matter)."""
-    m = vi_splat(xmask)
+    m = vi_load(scratch, _MASK)   # the input XOR mask (see _MASK)
     b0, b1, b2, b3 = vi_load(qp, c), vi_load(qp, c + 16), vi_load(qp, c + 32), \
         vi_load(qp, c + 48)
     for j in range(0, n, _ROWS):
@@ -234,10 +247,10 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
 
 
 @njit(_nrt=False)
-def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 32 channels."""
-    m = vi_splat(xmask)
+    m = vi_load(scratch, _MASK)   # the input XOR mask (see _MASK)
     b0, b1 = vi_load(qp, c), vi_load(qp, c + 16)
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
@@ -294,13 +307,13 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi
 
 
 @njit(_nrt=False)
-def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, xmask, qp, c, cpad, ex, zp, lo, hi,
+def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 16 channels: 8 pixels at a time while 8 remain (8 chains of sums,
     each weight vector loaded once for 8 pixels: a 4-pixel group's 4 chains left the sums'
     latency exposed: MobileNet v2's 112x112x32 -> 16 layer 52.7 -> 44.6 us, Zen 5), then
     4."""
-    m = vi_splat(xmask)
+    m = vi_load(scratch, _MASK)   # the input XOR mask (see _MASK)
     b0 = vi_load(qp, c)
     j = 0
     if cv >= 16:

@@ -52,10 +52,10 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
 # The argument types the integer core passes its micro-kernels (numba's typing of the core:
 # tests/kernels/test_kernels_jit.py checks that a real convolution compiles no other variant),
-# one code per argument: ``u8 i8 i32 u32 i64`` a 1-D C array of that type, ``i`` int64, ``n``
-# an int32 scalar. The requantization table is ``u32``, as :func:`shift_free` makes it for
-# every layer of the shared models. Lists in the order the core's compilation asks for them.
-_INT_ARGS = "u8 i64 i i i i i8 i i n u32 i i i32 i i i u8 i i i u8"
+# one code per argument: ``u8 i8 i16 i32 u32 i64`` a 1-D C array of that type, ``i`` int64.
+# The requantization table is ``u32``, as :func:`shift_free` makes it for every layer of the
+# shared models. Lists in the order the core's compilation asks for them.
+_INT_ARGS = "u8 i64 i i i i i8 i i u32 i i i32 i i i u8 i i i u8"
 _AVX2_ARGS = "i16 i64 i i i i i16 i u32 i i i32 i i i u8 i i i"
 _MICRO_KERNELS = {
     "avx2": [(_gemm_avx2._col_pairs, _AVX2_ARGS)],
@@ -84,8 +84,7 @@ def compile_micro_kernels() -> int:
     ran = 0
     for fn, codes in kernels[:1] + kernels[1:][::-1]:
         try:
-            fn(*(np.zeros(4096, _DUMMY[c]) if c in _DUMMY else np.int32(0) if c == "n" else 0
-                 for c in codes.split()))
+            fn(*(np.zeros(4096, _DUMMY[c]) if c in _DUMMY else 0 for c in codes.split()))
         except Claimed:
             continue
         ran += 1
