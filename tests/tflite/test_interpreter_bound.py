@@ -3,6 +3,8 @@ buffers (``Interpreter._bind``); every later invoke must give what a fresh inter
 for the same inputs, whatever the model (bound and pinned steps, views, graph outputs)."""
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 
@@ -45,6 +47,12 @@ def test_repeated_invokes_match_fresh_interpreters(model_path):
     results = [_run(interp, seed) for seed in seeds]
     assert interp._bound, "the steps were not bound after the first invoke"
     assert len(interp.last_profile) == len(interp.plan_items())
+    # a bound invoke's profile: one duration per step, together within the invoke's time
+    start = time.perf_counter_ns()
+    interp.invoke()
+    wall = time.perf_counter_ns() - start
+    times = [p.host_ns for p in interp.last_profile]
+    assert len(times) == len(interp.plan_items()) and min(times) >= 0 and sum(times) <= wall
     for seed, got in zip(seeds, results):
         for a, b in zip(got, _fresh(model_path, seed)):
             assert a.dtype == b.dtype and a.shape == b.shape
