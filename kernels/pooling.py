@@ -48,7 +48,8 @@ def bind_pool_2d(kind, x, out, *, filter_h, filter_w, stride_h, stride_w, pad_to
         return partial(_max_pool_float_core, x, *geometry, np.finfo(np.float32).min, lo, hi, out)
     lo, hi = cm.quant_clamp(fuse, out_scale, out_zp, x.dtype)
     if kind == "avg":
-        return partial(_avg_pool_quant_core, x, *geometry, int(lo), int(hi), out)
+        return partial(_avg_pool_quant_core, x.view(np.uint8), _flip(x.dtype), *geometry,
+                       int(lo), int(hi), out.view(np.uint8))
     return partial(_max_pool_quant_core, x, *geometry, int(np.iinfo(x.dtype).min), int(lo),
                    int(hi), out)
 
@@ -68,7 +69,8 @@ def _pool(kind, x, filter_h, filter_w, stride_h, stride_w, pads, fuse, out_scale
         out = np.empty((x.shape[0], oh, ow, x.shape[3]), dtype=x.dtype)
         xc = np.ascontiguousarray(x)
         if kind == "avg":
-            _avg_pool_quant_core(xc, *geometry, int(lo), int(hi), out)
+            _avg_pool_quant_core(xc.view(np.uint8), _flip(x.dtype), *geometry, int(lo), int(hi),
+                                 out.view(np.uint8))
         else:
             _max_pool_quant_core(xc, *geometry, int(np.iinfo(x.dtype).min), int(lo), int(hi), out)
         return out
@@ -125,10 +127,19 @@ def _window(o, stride, pad, size, filt):
     return origin, start, end
 
 
+def _flip(dtype):
+    """The byte XOR that maps int8 to uint8 (x + 128); 0 for uint8."""
+    return np.uint8(128 if np.dtype(dtype) == np.int8 else 0)
+
+
 @njit
-def _avg_pool_quant_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
+def _avg_pool_quant_core(x, flip, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
+    """``x``, ``out``: the bytes of uint8 or int8 tensors (int8 read as ``(x ^ flip) - 128``
+    and written as its two's complement byte): one compiled variant for both types, not two
+    (0.4 s of a cold start)."""
     batches, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
+    shift = np.int32(128 if flip else 0)
     acc = np.empty(depth, dtype=np.int32)
     for b in range(batches):
         for oy in range(out_h):
@@ -141,13 +152,13 @@ def _avg_pool_quant_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
                     for kx in range(xs, xe):
                         count += 1
                         for c in range(depth):
-                            acc[c] += np.int32(x[b, y0 + ky, x0 + kx, c])
+                            acc[c] += np.int32(x[b, y0 + ky, x0 + kx, c] ^ flip) - shift
                 count = max(count, 1)  # an all-padding window averages to 0
                 half = count // 2
                 for c in range(depth):
                     s = np.int64(acc[c])
                     avg = (s + half) // count if s > 0 else -((half - s) // count)
-                    out[b, oy, ox, c] = min(max(avg, lo), hi)
+                    out[b, oy, ox, c] = min(max(avg, lo), hi) & 0xFF
     return out
 
 
