@@ -121,12 +121,8 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
             r0, r1, r2 = (oy % 3) * rl, ((oy + 1) % 3) * rl, ((oy + 2) % 3) * rl
             o0 = r * out_w * cout + c
             ox = 0
-            if cout - c >= 16 and out_w >= 4:   # 4 window starts per packed vector
-                while ox < out_w:
-                    # the last 4 end the row: they overlap the previous 4 (the same bytes
-                    # stored again) rather than 1-3 windows stored one by one (7x7x960:
-                    # 16.5 -> 14 us, Zen 5)
-                    ox = min(ox, out_w - 4)
+            if cout - c >= 16:   # 4 window starts per packed vector, stored in 4 pieces
+                while ox + 4 <= out_w:
                     v0 = _window(ring, r0, r1, r2, 64 * ox, bias, w0, w1, w2)
                     v1 = _window(ring, r0, r1, r2, 64 * ox + 64, bias, w0, w1, w2)
                     v2 = _window(ring, r0, r1, r2, 64 * ox + 128, bias, w0, w1, w2)
@@ -220,9 +216,8 @@ def _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c
             g = (c - c_lo) // 16 * rl
             r0, r1, r2 = s0 + g, s1 + g, s2 + g
             ox = 0
-            if count == 16 and out_w >= 4:   # 4 window starts per packed vector
-                while ox < out_w:
-                    ox = min(ox, out_w - 4)   # the last 4 overlap (_dw_widened_part)
+            if count == 16:   # 4 window starts per packed vector, stored in 4 pieces
+                while ox + 4 <= out_w:
                     v0 = _window_t4(ring, r0, r1, r2, 32 * ox, bias, w0, w1, w2)
                     v1 = _window_t4(ring, r0, r1, r2, 32 * ox + 32, bias, w0, w1, w2)
                     v2 = _window_t4(ring, r0, r1, r2, 32 * ox + 64, bias, w0, w1, w2)
