@@ -162,9 +162,10 @@ class _RequantizePlan:
 def _quantize_core(x, scale, zp, qmin, qmax, out):
     """``clamp(round(x / scale) + zp, qmin, qmax)`` into ``out``: the division in float32 as
     TFLite's, ``round`` half away from zero; NaN gives ``qmin``, out-of-range values their
-    bound. ``out``: the bytes of the uint8 or int8 result (one compiled variant). Rounding by the exact fraction ``v - trunc(v)`` (no float64, no ``v + 0.5``, which
-    rounds 0.49999997 up) keeps the loop in single-precision lanes: 16 values per vector
-    division on AVX-512 (224x224x3: 29 -> 19 us, Zen 5)."""
+    bound. ``out``: the bytes of the uint8 or int8 result (one compiled variant). Rounding
+    by the exact fraction ``v - trunc(v)`` (no float64, no ``v + 0.5``, which rounds
+    0.49999997 up) keeps the loop in single-precision lanes: 16 values per vector division
+    on AVX-512 (224x224x3: 29 -> 19 us, Zen 5)."""
     low, high = np.float32(qmin - zp), np.float32(qmax - zp)
     half, one, zero = np.float32(0.5), np.float32(1.0), np.float32(0.0)
     for i in range(x.size):
@@ -202,8 +203,9 @@ def _dequantize_core(x, scale, zp, out):
 @njit
 def _dequantize_small_core(x, flip, zp, scale, out):
     """:func:`_dequantize_core` for ``|q - zp| < 2**24`` (8- and 16-bit inputs, each ``q`` as
-    ``x ^ flip``) and a float32 ``scale``: ``q - zp`` is then exact as a float32 and the float32 product is the exact
-    product rounded once, as the float64 product (exact: 48 bits) rounded to float32.
+    ``x ^ flip``) and a float32 ``scale``: ``q - zp`` is then exact as a float32 and the
+    float32 product is the exact product rounded once, as the float64 product (exact: 48
+    bits) rounded to float32.
     Single-precision lanes: 15 us instead of 60 us for a 224x224x3 input."""
     for i in range(x.size):
         out[i] = np.float32(np.int32(x[i] ^ flip) - zp) * scale
