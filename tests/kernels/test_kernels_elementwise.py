@@ -123,7 +123,6 @@ def test_matches_litert(rng, dtype, fast, _, op):
         assert_same(ours, expected, rtol=0, atol=0)
 
 
-
 @njit(cache=False)   # a cached copy would keep the inlined stage of an older elementwise.py
 def _input_stage_lanes(v, stage, out):
     """The quantized ADD core's vector input stage (``_input_stage16``) over ``v`` (int32,
