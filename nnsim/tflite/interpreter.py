@@ -160,7 +160,7 @@ class Interpreter:
         self.execution_plan: list = [("node", i) for i in range(len(self._sg.operators))]
         self._steps, self._steps_plan = [], None
         self._bound = None
-        self._profile, self._profile_times = [], []
+        self._profile, self._profile_stamps = [], []
         self.last_delegate_executions: list = []
         self._signature_defs = self.get_signature_list()
         if self._delegates:
@@ -498,19 +498,17 @@ class Interpreter:
         clock = time.perf_counter_ns
         bound = self._bound
         if bound and bound[0] is steps and all(values.get(i) is a for i, a in bound[1]):
-            # one clock reading per step; last_profile takes the differences (two readings
-            # and a subtraction per step cost about 10 us of a MobileNet v2 invoke)
+            # one clock reading per step (last_profile: differences; 2 cost ~10 us in v2)
             stamps = [clock()]
             stamp = stamps.append
             for call in bound[2]:
                 call()
                 stamp(clock())
-            self._profile_times, self._profile = stamps, None
+            self._profile_stamps, self._profile = stamps, None
             self.last_delegate_executions = []
             return
-        times, executions = [], []
+        stamps, executions = [clock()], []
         for item, builtin, inputs, outputs, dtypes, dynamic in steps:
-            start = clock()
             if builtin is not None:
                 self._run_node(builtin, inputs, outputs, dtypes, dynamic, values)
             else:
@@ -520,9 +518,8 @@ class Interpreter:
                     executions.append(kernel.last_execution)
                 for o in kernel.output_tensors:
                     self._shapes[o] = tuple(np.shape(values[o]))
-            times.append(clock() - start)
-        self._profile_times = times
-        self._profile = None
+            stamps.append(clock())
+        self._profile_stamps, self._profile = stamps, None
         self.last_delegate_executions = executions
         if self._bound is None:   # False: this plan cannot be bound (delegate, dynamic shapes)
             self._bound = self._bind(steps) if self.delegation is None else False
@@ -554,8 +551,7 @@ class Interpreter:
             results = [None if o < 0 else values.get(o) for o in outs]
             call = None
             if all(i < 0 or i in fixed for i in ins):
-                # compiled by the first invoke (after which plans are bound)
-                call = direct(builtin.bind(arrays, results))
+                call = direct(builtin.bind(arrays, results))   # compiled by the first invoke
             if call is None:
                 pinned = [None if r is None else aligned_copy(r, own=True) for r in results]
                 call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)
@@ -583,16 +579,14 @@ class Interpreter:
     def last_profile(self) -> list:
         """Host nanoseconds per plan item of the last ``invoke()`` (PlanItemProfile list)."""
         if self._profile is None:
-            items = [step[0] for step in self._steps]
-            times = self._profile_times
-            if len(times) == len(items) + 1:   # clock readings of a bound invoke
-                times = [b - a for a, b in zip(times, times[1:])]
-            self._profile = [PlanItemProfile(i, t) for i, t in zip(items, times)]
+            items, stamps = [step[0] for step in self._steps], self._profile_stamps
+            self._profile = [PlanItemProfile(i, b - a)   # clock readings around each step
+                             for i, a, b in zip(items, stamps, stamps[1:])]
         return self._profile
 
     @last_profile.setter
     def last_profile(self, value):
-        self._profile, self._profile_times = list(value), []
+        self._profile, self._profile_stamps = list(value), []
 
     def _build_steps(self):
         """What invoke runs, resolved once per execution plan (TFLite keeps the node's
