@@ -23,7 +23,7 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, prange, vi_add, vi_dpwssd, vi_load, vi_load8, vi_or,
+from nnsim.kernels._jit import (njit, vi_add, vi_dpwssd, vi_load, vi_load8, vi_or,
                                 vi_requantqb, vi_shl, vi_splat, vi_store, vi_xor, vi_zero,
                                 vq_load)
 
@@ -129,11 +129,9 @@ def _dw_pairs_part(xb, dims, w6, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi
                 _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, cout - c)
 
 
-@njit(parallel=True)
-def _dw_pairs_par(xb, dims, w6, qp, prm, out, out_shape, cpad, rings, parts):
-    """:func:`_dw_pairs_part` in parts run by numba's threads: part ``t`` computes output rows
+@njit(_nrt=False)
+def _dw_pairs_step(xb, dims, w6, qp, prm, out, out_shape, cpad, rings, parts, t):
+    """Part ``t`` of :func:`_dw_pairs_part` in parts (:mod:`nnsim.kernels.team`): output rows
     ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` with its own ring ``rings[t]``."""
-    for t in prange(parts.shape[0]):
-        _dw_pairs_part(xb, dims, w6, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
-                       parts[t, 1], parts[t, 2], parts[t, 3])
-    return out
+    _dw_pairs_part(xb, dims, w6, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
+                   parts[t, 1], parts[t, 2], parts[t, 3])

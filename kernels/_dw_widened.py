@@ -26,7 +26,7 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, prange, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
+from nnsim.kernels._jit import (njit, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
                                 vi_load_t4, vi_lshr, vi_or, vi_pack8q, vi_requantqb,
                                 vi_requantqr, vi_shl, vi_splat, vi_store, vi_store4, vi_xor,
                                 vq_load)
@@ -136,14 +136,12 @@ def _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_
                 _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, cout - c)
 
 
-@njit(parallel=True)
-def _dw_widened_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
-    """:func:`_dw_widened_part` in parts run by numba's threads: part ``t`` computes output
+@njit(_nrt=False)
+def _dw_widened_step(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts, t):
+    """Part ``t`` of :func:`_dw_widened_part` in parts (:mod:`nnsim.kernels.team`): output
     rows ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` with its own ring ``rings[t]``."""
-    for t in prange(parts.shape[0]):
-        _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
-                        parts[t, 1], parts[t, 2], parts[t, 3])
-    return out
+    _dw_widened_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
+                     parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 
@@ -231,10 +229,8 @@ def _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c
                 _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout + c, count)
 
 
-@njit(parallel=True)
-def _dw_s2_par(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts):
-    """:func:`_dw_s2_part` in parts, as :func:`_dw_widened_par`."""
-    for t in prange(parts.shape[0]):
-        _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
-                    parts[t, 1], parts[t, 2], parts[t, 3])
-    return out
+@njit(_nrt=False)
+def _dw_s2_step(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts, t):
+    """Part ``t`` of :func:`_dw_s2_part` in parts, as :func:`_dw_widened_step`."""
+    _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, rings[t], parts[t, 0],
+                parts[t, 1], parts[t, 2], parts[t, 3])

@@ -9,22 +9,20 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padded, _gather,
                                         _row_bases)
-from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_prefetch, vf_add, vf_bcast, vf_clamp,
+from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
                                 vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast,
                                 vh_load, vh_store, vh_zero)
 
 
-@njit(parallel=True)
-def _float_conv_par(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, parts, xin,
-                    fill, xbytes):
-    """As :func:`nnsim.kernels._gemm_int._quant_conv_par` (``xbytes``: the bytes of ``x``,
+@njit(_nrt=False)
+def _float_conv_step(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, parts, xin,
+                     fill, xbytes, t):
+    """As :func:`nnsim.kernels._gemm_int._quant_conv_step` (``xbytes``: the bytes of ``x``,
     which the copy fills)."""
-    for t in prange(parts.shape[0]):
-        _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), xbytes,
-                     parts[t, 4], parts[t, 5])
-        _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols[t], rb[t],
-                         scratch[t], parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
-    return out
+    _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), xbytes,
+                 parts[t, 4], parts[t, 5])
+    _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols[t], rb[t], scratch[t],
+                     parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)

@@ -19,18 +19,16 @@ from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
 from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE, _store8
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
-from nnsim.kernels._jit import (SIMD_MODE, njit, prange, vb_prefetch, vf_bcast, vf_load,
+from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_bcast, vf_load,
                                 vf_muladd, vf_zero, vi_add, vi_bcast4, vi_dpbusd, vi_load,
                                 vi_pack8q, vi_requantb, vi_requantr, vi_splat, vi_store, vi_xor)
 
 
-@njit(parallel=True)
-def _quant_gemv_par(x, geo, prm, wp, qp, out, rb, sx, parts):
-    """:func:`_quant_gemv` in parts run by numba's threads: part ``t`` computes channels
+@njit(_nrt=False)
+def _quant_gemv_step(x, geo, prm, wp, qp, out, rb, sx, parts, t):
+    """Part ``t`` of :func:`_quant_gemv` in parts (:mod:`nnsim.kernels.team`): channels
     ``parts[t, 2:4]`` (multiples of 64, or the end) with its own ``rb[t]``, ``sx[t]``."""
-    for t in prange(parts.shape[0]):
-        _quant_gemv(x, geo, prm, wp, qp, out, rb[t], sx[t], parts[t, 2], parts[t, 3])
-    return out
+    _quant_gemv(x, geo, prm, wp, qp, out, rb[t], sx[t], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)
@@ -116,12 +114,10 @@ def _pair(x, groups, wp, p, qp, c, cpad, e, m, zp, lo, hi, out):
                        zp, lo, hi), out, c + 64)
 
 
-@njit(parallel=True)
-def _float_gemv_par(x, geo, wp, bias, clamp, out, parts):
-    """:func:`_float_gemv` in parts (channels ``parts[t, 2:4]``) run by numba's threads."""
-    for t in prange(parts.shape[0]):
-        _float_gemv(x, geo, wp, bias, clamp, out, parts[t, 2], parts[t, 3])
-    return out
+@njit
+def _float_gemv_step(x, geo, wp, bias, clamp, out, parts, t):
+    """Part ``t`` of :func:`_float_gemv` in parts: channels ``parts[t, 2:4]``."""
+    _float_gemv(x, geo, wp, bias, clamp, out, parts[t, 2], parts[t, 3])
 
 
 @njit

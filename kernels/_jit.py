@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 from pathlib import Path
 
 from nnsim.kernels import _claims
@@ -48,7 +49,7 @@ try:  # numba is a hard dependency, but a missing install must not break imports
 except ImportError:  # pragma: no cover - exercised only on installs without numba
     _numba = _numba_config = _numba_event = _llvm = None
 
-__all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "prange",
+__all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
            "vi_xor", "vi_add", "vi_mul", "vi_or", "vi_and", "vi_shl", "vi_lshr", "vi_ashr",
            "vi_requant", "vq_load",
@@ -56,7 +57,8 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit", "p
            "vi_requantq", "vi_requantb", "vi_requantqb", "vi_requantr",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store2n", "vi_store4",
-           "vb_copy",
+           "vb_copy", "at_load", "at_store", "at_cas", "at_add", "spin_pause", "call_address",
+           "as_pointer", "callback", "carray",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch"]
@@ -182,6 +184,7 @@ def _drop_stale_caches() -> None:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     stamp = cache_dir / "nnsim-jit-sources.sha1"
+    SOURCES[:] = [cache_dir, digest.hexdigest()]
     try:
         if stamp.read_text() == digest.hexdigest():
             return
@@ -191,9 +194,16 @@ def _drop_stale_caches() -> None:
         cache_dir.mkdir(parents=True, exist_ok=True)
         for cached in list(cache_dir.glob("*.nbi")) + list(cache_dir.glob("*.nbc")):
             cached.unlink(missing_ok=True)
+        for generated in cache_dir.glob("team-*"):   # nnsim.kernels.team's, for old sources
+            shutil.rmtree(generated, ignore_errors=True)
         stamp.write_text(digest.hexdigest())
     except OSError:  # read-only install: numba falls back to its own cache directory
         pass
+
+
+#: ``[cache directory, sha1 of the kernel sources]`` (set when the JIT is on): where
+#: :mod:`nnsim.kernels.team` writes the sources it generates, named by the digest.
+SOURCES: list = []
 
 
 if JIT_ENABLED:
@@ -303,17 +313,6 @@ def on_first_compile(callback):
         yield
     finally:
         unregister("numba:compile", listener)
-
-
-#: ``numba.prange`` when compiling, the builtin ``range`` otherwise. Kernels are
-#: single-threaded unless a plan is bound with more threads (:mod:`nnsim.kernels.threads`).
-prange = _numba.prange if JIT_ENABLED else range
-
-
-def launch_threading_layer() -> None:
-    """Start numba's threading layer now (loading libgomp for OpenMP), as the first parallel
-    core would (:func:`nnsim.kernels.threads.start_threads`). Idempotent."""
-    _numba.get_num_threads()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -793,7 +792,75 @@ if JIT_ENABLED:
     vf_muladd = _vf_muladd
     vd_zero, vd_dpbusd, vd_dpbssd, vd_sum = _zero(_VD), _vd_dp(False), _vd_dp(True), _vd_sum
     vb_sum64, vb_prefetch = _vb_sum64, _vb_prefetch
+
+    # -- the thread team (nnsim.kernels.team): int64 slots of an array, C callbacks ----------
+    def _slot(context, builder, sig, args):
+        return _address(context, builder, sig.args[0], args[0], sig.args[1], args[1])
+
+    @_intrinsic
+    def at_load(typingctx, a, i):
+        def codegen(context, builder, sig, args):
+            return _simd_ir.atomic_load(builder, _slot(context, builder, sig, args))
+        return _types.int64(a, i), codegen
+
+    @_intrinsic
+    def at_store(typingctx, a, i, v):
+        def codegen(context, builder, sig, args):
+            value = context.cast(builder, args[2], sig.args[2], _types.int64)
+            _simd_ir.atomic_store(builder, value, _slot(context, builder, sig, args))
+            return context.get_dummy_value()
+        return _types.none(a, i, v), codegen
+
+    @_intrinsic
+    def at_cas(typingctx, a, i, old, new):
+        def codegen(context, builder, sig, args):
+            old_, new_ = (context.cast(builder, args[k], sig.args[k], _types.int64)
+                          for k in (2, 3))
+            return _simd_ir.compare_exchange(builder, _slot(context, builder, sig, args), old_,
+                                             new_)
+        return _types.boolean(a, i, old, new), codegen
+
+    @_intrinsic
+    def at_add(typingctx, a, i, v):
+        def codegen(context, builder, sig, args):
+            value = context.cast(builder, args[2], sig.args[2], _types.int64)
+            return _simd_ir.fetch_add(builder, _slot(context, builder, sig, args), value)
+        return _types.int64(a, i, v), codegen
+
+    @_intrinsic
+    def spin_pause(typingctx):
+        def codegen(context, builder, sig, args):
+            _simd_ir.spin_pause(builder)
+            return context.get_dummy_value()
+        return _types.none(), codegen
+
+    @_intrinsic
+    def call_address(typingctx, f, a, b):
+        def codegen(context, builder, sig, args):
+            a_, b_, f_ = (context.cast(builder, args[k], sig.args[k], _types.int64)
+                          for k in (1, 2, 0))
+            _simd_ir.call_address(builder, f_, a_, b_)
+            return context.get_dummy_value()
+        return _types.none(f, a, b), codegen
+
+    @_intrinsic
+    def as_pointer(typingctx, address):
+        def codegen(context, builder, sig, args):
+            value = context.cast(builder, args[0], sig.args[0], _types.int64)
+            return builder.inttoptr(value, _ir.IntType(8).as_pointer())
+        return _types.voidptr(address), codegen
+
+    def callback(func, cache=False):
+        """``func(a, b)`` (two int64) compiled as a C function ``void f(int64, int64)``; its
+        address is ``.address``. ``cache``: stored in numba's cache (a function defined in a
+        file: numba keys the cache by the file) unless the kernels are not cached."""
+        return _numba.cfunc(_types.void(_types.int64, _types.int64), nopython=True,
+                            cache=cache and _FLAGS["cache"])(func)
+
+    carray = _numba.carray
 else:
     # each vector operation as its numpy version (nnsim.kernels._simd_np, keyed by the same
     # names), the 8-lane store being the 16-lane one
     globals().update(SIMD_OPS, vh_store=SIMD_OPS["vf_store"])
+    at_load = at_store = at_cas = at_add = spin_pause = call_address = as_pointer = None
+    callback = carray = None   # no thread team without the JIT (nnsim.kernels.team)

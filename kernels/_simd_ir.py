@@ -294,3 +294,39 @@ def sum_bytes(builder, ptr, flip, count):
     wide = builder.zext(v, ir.VectorType(I32, 64))
     return builder.zext(call(builder, "llvm.vector.reduce.add.v64i32", I32, [wide]),
                         ir.IntType(64))
+
+
+# -- the thread team's synchronisation (nnsim.kernels.team) ---------------------------------
+
+def atomic_load(builder, ptr):
+    """The int64 at ``ptr``, read with acquire ordering: nothing after it is read before it."""
+    return builder.load_atomic(ptr, "acquire", 8)
+
+
+def atomic_store(builder, value, ptr):
+    """Store ``value`` at ``ptr`` with release ordering: everything before it is visible to a
+    thread whose acquire read sees it."""
+    builder.store_atomic(value, ptr, "release", 8)
+
+
+def compare_exchange(builder, ptr, old, new):
+    """``*ptr = new`` if ``*ptr == old`` (atomically, acquire and release); whether it did."""
+    return builder.extract_value(builder.cmpxchg(ptr, old, new, "acq_rel", "acquire"), 1)
+
+
+def fetch_add(builder, ptr, value):
+    """``*ptr += value`` atomically (acquire and release); the value before."""
+    return builder.atomic_rmw("add", ptr, value, "acq_rel")
+
+
+def spin_pause(builder):
+    """The x86 ``pause`` of a spin-wait loop (frees the core's resources for a sibling and
+    slows the loop's reads of a line another core will write)."""
+    fnty = ir.FunctionType(ir.VoidType(), [])
+    builder.call(_declare(builder.module, fnty, "llvm.x86.sse2.pause"), [])
+
+
+def call_address(builder, address, a, b):
+    """Call the C function ``void f(int64, int64)`` at the int64 ``address`` with ``a``, ``b``."""
+    fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
+    builder.call(builder.inttoptr(address, fnty.as_pointer()), [a, b])

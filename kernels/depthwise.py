@@ -29,12 +29,12 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._dw_pairs import (_dw_pairs_par, _dw_pairs_part, pair_ring_bytes,
+from nnsim.kernels._dw_pairs import (_dw_pairs_part, _dw_pairs_step, pair_ring_bytes,
                                      pair_weights)
-from nnsim.kernels._dw_widened import (_dw_s2_par, _dw_s2_part, _dw_widened_par,
-                                       _dw_widened_part, compact_ring_bytes, ring_bytes,
+from nnsim.kernels._dw_widened import (_dw_s2_part, _dw_s2_step, _dw_widened_part,
+                                       _dw_widened_step, compact_ring_bytes, ring_bytes,
                                        widened_weights)
-from nnsim.kernels._jit import (SIMD_MODE, VBMI, njit, prange, vf_add, vf_clamp, vf_load,
+from nnsim.kernels._jit import (SIMD_MODE, VBMI, njit, vf_add, vf_clamp, vf_load,
                                 vf_muladd, vf_store, vf_storen, vf_zero, vh_load, vh_store,
                                 vh_zero, vi_add, vi_dpwssd, vi_load, vi_load8, vi_pack8q,
                                 vi_requantb, vi_requantqb, vi_requantqr, vi_store4, vi_zero,
@@ -236,30 +236,32 @@ class _Plan:
             batches, out_h, _, cout = self.out_shape
             args = (x.view(np.uint8).reshape(-1), dims, w3, self.qp, self.prm,
                     out.view(np.uint8).reshape(-1), self.out_shape, self.cpad)
-            part, par = ((_dw_s2_part, _dw_s2_par) if self.stride2 else
-                         (_dw_pairs_part, _dw_pairs_par) if self.pairs else
-                         (_dw_widened_part, _dw_widened_par))
+            part, step = ((_dw_s2_part, _dw_s2_step) if self.stride2 else
+                          (_dw_pairs_part, _dw_pairs_step) if self.pairs else
+                          (_dw_widened_part, _dw_widened_step))
             if split is None:
                 return partial(part, *args, ring, 0, batches * out_h, 0, cout)
-            return partial(par, *args, split[4], split[0])
+            return _threads.in_parts(step, (*args, split[4], split[0]), split[0])
         srcs = self.src if split is None else split[1]
         # rows are copied as bytes: one compiled _window_rows serves every dtype
         common = (srcs, srcs.view(np.uint8), self.ring, self.dims, self.geo)
         common += (self.slots, self.rows) if split is None else (split[2], split[3])
         xb = x.view(np.uint8).reshape(-1)
         if out.dtype.kind == "f":
-            core = _dw_float_part if split is None else _dw_float_par
+            core = _dw_float_part if split is None else _dw_float_step
             args = (self.weights, self.bias, self.clamp, out.reshape(-1))
             x = x.reshape(-1)
         else:   # int8 read as uint8 (module doc)
-            core = _dw_quant_part if split is None else _dw_quant_par
+            core = _dw_quant_part if split is None else _dw_quant_step
             args = (self.weights, self.qp, self.prm, out.view(np.uint8).reshape(-1))
             x = xb
         args += (self.out_shape, self.cpad)
         # serially, the part of every row and channel (no wrapper: one compilation fewer)
         batches, out_h, _, cout = self.out_shape
-        args += (0, batches * out_h, 0, cout) if split is None else (split[0],)
-        call = partial(core, x, xb, *common, *args)
+        if split is None:
+            call = partial(core, x, xb, *common, *args, 0, batches * out_h, 0, cout)
+        else:
+            call = _threads.in_parts(core, (x, xb, *common, *args, split[0]), split[0])
         return call if self.ring else partial(_repeat_then, self, xb, call)
 
     def _parallel(self):
@@ -338,18 +340,15 @@ def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, c_lo, 
                 sb[d:d + w * cout * size] = fill
 
 
-@njit(parallel=True)
-def _dw_quant_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape,
-                  cpad, parts):
-    """The layer in parts run by numba's threads (see :meth:`_Plan.bind`): part ``t``
-    computes output rows ``parts[t, 0:2]`` (over batches) x channels ``parts[t, 2:4]``, with
-    its own ring ``srcs[t]`` (one shared padded copy ``srcs[0]`` without a ring)."""
-    for t in prange(parts.shape[0]):
-        k = min(np.int64(t), srcs.shape[0] - 1)
-        _dw_quant_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w,
-                       qp, prm, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
-                       parts[t, 3])
-    return out
+@njit(_nrt=False)
+def _dw_quant_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, qp, prm, out, out_shape,
+                   cpad, parts, t):
+    """Part ``t`` of the layer in parts (see :meth:`_Plan.bind`; :mod:`nnsim.kernels.team`):
+    output rows ``parts[t, 0:2]`` (over batches) x channels ``parts[t, 2:4]``, with its own
+    ring ``srcs[t]`` (one shared padded copy ``srcs[0]`` without a ring)."""
+    k = min(np.int64(t), srcs.shape[0] - 1)
+    _dw_quant_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w, qp, prm, out,
+                   out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)
@@ -445,16 +444,13 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, count)
 
 
-@njit(parallel=True)
-def _dw_float_par(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
-                  out_shape, cpad, parts):
-    """As :func:`_dw_quant_par`."""
-    for t in prange(parts.shape[0]):
-        k = min(np.int64(t), srcs.shape[0] - 1)
-        _dw_float_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w,
-                       bias, clamp, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
-                       parts[t, 3])
-    return out
+@njit(_nrt=False)
+def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                   out_shape, cpad, parts, t):
+    """As :func:`_dw_quant_step`."""
+    k = min(np.int64(t), srcs.shape[0] - 1)
+    _dw_float_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w, bias, clamp,
+                   out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)

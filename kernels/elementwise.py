@@ -29,7 +29,7 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (njit, prange, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
+from nnsim.kernels._jit import (njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
                                 vi_requantq, vi_splat, vi_store8, vi_xor, vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
@@ -186,7 +186,7 @@ class _BinaryPlan:
             if count > 1 and out.size >= _PARALLEL_ELEMENTS:   # parts of whole vectors
                 parts = np.array([(16 * lo, min(16 * hi, out.size))
                                   for lo, hi in _threads.split(vectors, count)], np.int64)
-                return partial(_quant_core_par, *args, parts)
+                return _threads.in_parts(_quant_step, (*args, parts), parts)
             return partial(_quant_core, *args)
         if a.dtype != np.float32 or b.dtype != np.float32:
             return None
@@ -219,13 +219,11 @@ def _quant_core(a, b, table, prm, out):
     return out
 
 
-@njit(parallel=True)
-def _quant_core_par(a, b, table, prm, out, parts):
-    """:func:`_quant_core` in parts (element ranges starting at multiples of 16) run by numba's
-    threads; every element is computed as in one thread."""
-    for t in prange(parts.shape[0]):
-        _quant_range(a, b, table, prm, out, parts[t, 0], parts[t, 1])
-    return out
+@njit
+def _quant_step(a, b, table, prm, out, parts, t):
+    """Part ``t`` of :func:`_quant_core` in parts (element ranges starting at multiples of 16;
+    :mod:`nnsim.kernels.team`); every element is computed as in one thread."""
+    _quant_range(a, b, table, prm, out, parts[t, 0], parts[t, 1])
 
 
 @njit

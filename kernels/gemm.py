@@ -40,9 +40,9 @@ from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
-from nnsim.kernels._gemm_float import _float_conv_par, _float_conv_part
-from nnsim.kernels._gemv import _float_gemv, _float_gemv_par, _quant_gemv, _quant_gemv_par
-from nnsim.kernels._gemm_int import _quant_conv_par, _quant_conv_part
+from nnsim.kernels._gemm_float import _float_conv_part, _float_conv_step
+from nnsim.kernels._gemv import _float_gemv, _float_gemv_step, _quant_gemv, _quant_gemv_step
+from nnsim.kernels._gemm_int import _quant_conv_part, _quant_conv_step
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
@@ -315,9 +315,9 @@ class _Plan:
         return (first[0] * hp + first[1] // ow * sh,
                 last[0] * hp + last[1] // ow * sh + (kh - 1) * dh + 1)
 
-    def _bind_core(self, serial, parallel, x, xb, flip, args, scratch):
+    def _bind_core(self, serial, step, x, xb, flip, args, scratch):
         """The bound call of ``serial`` (every pixel and channel) or, with threads, of
-        ``parallel`` on ``x`` or (windows) on the padded copy, which ``xb`` (the bytes of
+        ``step`` in parts on ``x`` or (windows) on the padded copy, which ``xb`` (the bytes of
         ``x``, int8 XOR ``flip`` to uint8) refreshes: before the core, or in each part."""
         split = self._parallel(scratch)
         direct = self.mode == _DIRECT or self.in_place   # reads x itself
@@ -328,8 +328,8 @@ class _Plan:
         else:
             fill = np.array([0] * 5 if direct else geo + [int(flip)], np.int64)
             extra = () if serial is _quant_conv_part else (self.padded.view(np.uint8),)
-            call = partial(parallel, src, *args, *split[1], split[0],
-                           _NO_INPUT if direct else xb, fill, *extra)
+            call = _threads.in_parts(step, (src, *args, *split[1], split[0],
+                                            _NO_INPUT if direct else xb, fill, *extra), split[0])
             if split[0][0, 5]:   # the parts copy their rows
                 return call
         if direct:
@@ -399,10 +399,10 @@ class QuantGemmPlan(_Plan):
             split = self._parallel((self.rb, self.sx))
             if split is None:
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
-            return partial(_quant_gemv_par, *args, *split[1], split[0])
+            return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0])
         args = (self.geo, self.prm, self.wpk, self.qp, out.view(np.uint8).reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        return self._bind_core(_quant_conv_part, _quant_conv_par, xb, xb,
+        return self._bind_core(_quant_conv_part, _quant_conv_step, xb, xb,
                                128 if self.flip else 0, args,
                                (self.cols, self.rb, self.sx, *self.scratch))
 
@@ -438,10 +438,10 @@ class FloatGemmPlan(_Plan):
             split = self._parallel(())
             if split is None:
                 return partial(_float_gemv, *args, 0, self.cout)
-            return partial(_float_gemv_par, *args, split[0])
+            return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0])
         args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
-        return self._bind_core(_float_conv_part, _float_conv_par, x, x.view(np.uint8), 0, args,
+        return self._bind_core(_float_conv_part, _float_conv_step, x, x.view(np.uint8), 0, args,
                                (self.cols, self.rb, self.scratch))
 
 
@@ -526,7 +526,7 @@ def _in_turn(calls):
 #: output pixels per block of the float core when it has no im2col buffer to fill
 _FLOAT_BLOCK = 256
 
-#: the input of the parallel cores' row copies when there is none (1x1 filters)
+#: the input of the parts' row copies when there is none (1x1 filters)
 _NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)
 
 

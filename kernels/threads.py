@@ -4,8 +4,9 @@ The setting is a context variable, so each Python thread (each concurrent execut
 own; it is read when a kernel plan is bound or run (``plan.bind(x, out)``, ``plan.run``), not
 by the compiled cores. With 1 (the default) the plans run their serial cores exactly as before;
 with ``n > 1`` the parallel kernels (CONV_2D's GEMM, DEPTHWISE_CONV_2D) split their output
-into ``n`` parts, by output pixels (rows) or by blocks of output channels, and numba's
-threading layer runs the parts. Every output element is computed by the same instruction
+into ``n`` parts, by output pixels (rows) or by blocks of output channels, and the thread
+team (:mod:`nnsim.kernels.team`: the calling thread and ``n - 1`` workers) runs the parts.
+Every output element is computed by the same instruction
 sequence whatever the split, so the results are bit-identical for any thread count.
 
 Use::
@@ -20,17 +21,15 @@ or ``token = threads.set_num_threads(2)`` ... ``threads.reset_num_threads(token)
 from __future__ import annotations
 
 import contextvars
-import os
-import threading
 from contextlib import contextmanager
 
 import numpy as np
 
+from nnsim.kernels import team as _team
 from nnsim.kernels._common import aligned_zeros
-from nnsim.kernels._jit import JIT_ENABLED, launch_threading_layer
 
 __all__ = ["get_num_threads", "set_num_threads", "reset_num_threads", "num_threads",
-           "split", "per_part", "rows_or_channels"]
+           "split", "per_part", "rows_or_channels", "in_parts"]
 
 _NUM_THREADS = contextvars.ContextVar("nnsim_kernel_threads", default=1)
 
@@ -38,39 +37,6 @@ _NUM_THREADS = contextvars.ContextVar("nnsim_kernel_threads", default=1)
 #: 2 us, a few times what these take); depthwise layers, several times slower per
 #: multiply-add, use a quarter of it.
 MIN_PARALLEL_WORK = 200_000
-
-#: How long an OpenMP worker spins for the next parallel core before it sleeps (libgomp's
-#: ``GOMP_SPINCOUNT``). libgomp's default, 300,000, lasts 3-10 ms on this project's 2-core VM,
-#: 3,000,000 30-100 ms: about LiteRT's XNNPACK thread pool, whose workers pause 1,000,000 times
-#: before a futex wait (pthreadpool's PTHREADPOOL_SPIN_WAIT_ITERATIONS). Waking a sleeping
-#: worker cost 50-90 us there, a whole layer's time, once per invoke whenever invokes are a
-#: few ms apart (benchmarks/README.md, "Eighth session").
-GOMP_SPINCOUNT = "3000000"
-
-_STARTED: list = []
-_START_LOCK = threading.Lock()   # one thread sets and removes the variable
-
-
-def start_threads() -> None:
-    """Start numba's threading layer now (the first parallel core would), its OpenMP workers
-    spinning :data:`GOMP_SPINCOUNT` times unless the user chose (``GOMP_SPINCOUNT`` or
-    ``OMP_WAIT_POLICY`` set). The variable is set only while the layer loads libgomp, which
-    reads it then: child processes do not inherit it. Once per process; nothing with the JIT
-    off."""
-    if not JIT_ENABLED or _STARTED:
-        return
-    with _START_LOCK:
-        if _STARTED:
-            return
-        ours = "GOMP_SPINCOUNT" not in os.environ and "OMP_WAIT_POLICY" not in os.environ
-        if ours:
-            os.environ["GOMP_SPINCOUNT"] = GOMP_SPINCOUNT
-        try:
-            launch_threading_layer()
-        finally:
-            if ours:
-                os.environ.pop("GOMP_SPINCOUNT", None)
-        _STARTED.append(True)
 
 
 def get_num_threads() -> int:
@@ -85,8 +51,6 @@ def set_num_threads(n) -> contextvars.Token:
         n = 1
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"num_threads must be an int >= 1 (or -1), got {n!r}")
-    if n > 1:
-        start_threads()   # before any parallel core: the workers' spin (GOMP_SPINCOUNT)
     return _NUM_THREADS.set(n)
 
 
@@ -103,6 +67,13 @@ def num_threads(n):
         yield
     finally:
         _NUM_THREADS.reset(token)
+
+
+def in_parts(step, args, parts):
+    """The layer bound in parts: a function of no arguments calling ``step(*args, t)`` for
+    every row ``t`` of the array ``parts`` (the parts' bounds, among ``args``), run by the
+    thread team (:mod:`nnsim.kernels.team`) on the current thread count."""
+    return _team.bound(step, args, len(parts), get_num_threads())
 
 
 def split(units: int, parts: int) -> list[tuple[int, int]]:

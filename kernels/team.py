@@ -1,0 +1,348 @@
+"""The thread team: nnsim's own worker threads for the parts of a parallel layer.
+
+A layer bound with ``n > 1`` threads (:mod:`nnsim.kernels.threads`) is cut into parts; part
+``t`` is the call ``step(*args, t)`` of a compiled *step* function (``_quant_conv_step``,
+``_dw_widened_step``...). :func:`bound` makes the layer one call: the calling thread posts the
+layer in a shared int64 array (the job), runs parts itself, and up to ``n - 1`` workers claim
+the others; the call returns when every part is done. Which thread runs a part does not change
+its instructions, so the results are the same bits for any thread count.
+
+Why not numba's ``prange`` (how nnsim ran parts before): each parallel core launched an OpenMP
+region and numba's scheduling around it, 1.3-2.9 us on this project's 2-core VM, and MobileNet
+v2 launches about 60 layers per invoke. Here a launch is a few cache-line transfers between the
+cores: v2 on 2 threads 970-980 -> 837-863 us (benchmarks/README.md, "Thirteenth session").
+
+How a layer runs (slots of :data:`_CTL`, each group on its own cache line):
+
+* ``JOB``: ``seq << 32 | parts << 16 | next``: the layer's sequence number, its part count and
+  the next part to claim. A thread claims part ``next`` by a compare-and-swap of ``JOB`` to
+  ``next + 1``; a claim against an older ``seq`` fails, so a late worker cannot take a part
+  of the next layer for this one. ``FN``, ``TAB``: the layer's C callback and its argument
+  table, written before ``JOB`` (release) and read after a successful claim: the layer cannot
+  change until the claimed part is done.
+* ``DONE``: parts finished (an atomic add after each); the launcher returns when it reaches the
+  part count, so everything the parts wrote is visible to the caller.
+* ``BUSY``: one layer at a time. A launch that finds the team busy (another Python thread's
+  execution) runs its parts in turn in its own thread: the same results, no waiting.
+* ``STATE`` (one line per worker): awake, asleep or stopping. A worker spins (``pause``) for
+  :data:`SPINS` rounds without work, then sleeps on a ``threading.Event``; the launcher runs
+  the parts nobody claimed itself and reports sleeping workers, which the Python side wakes
+  for the next layer (as XNNPACK's pthreadpool spins before its futex wait). Correctness never
+  depends on a worker being awake.
+
+Workers are daemon threads in compiled code that holds no GIL; they stop at exit, and a forked
+child starts its own. With the JIT off there is no team: :func:`bound` runs the parts in turn.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from nnsim.kernels._common import aligned_zeros, direct
+from nnsim.kernels._jit import (JIT_ENABLED, SOURCES, as_pointer, at_add, at_cas, at_load,
+                                at_store, call_address, callback, carray, njit, spin_pause)
+
+__all__ = ["bound", "start", "workers_running"]
+
+_LINE = 16   # int64 slots between groups (128 bytes: a line and its prefetched neighbour)
+_JOB, _FN, _TAB = 0, 1, 2
+_DONE, _BUSY, _STATE = _LINE, 2 * _LINE, 3 * _LINE
+_MAX_WORKERS = 63
+_AWAKE, _ASLEEP, _STOP = 0, 1, 2
+_MAX_PARTS = 0xFFFF
+
+#: Rounds of a ``pause`` a worker waits for the next layer before it sleeps: about 30-100 ms
+#: on this project's machines, as the OpenMP workers nnsim used before (``GOMP_SPINCOUNT``
+#: 3,000,000, benchmarks/README.md "Eighth session"): invokes a few ms apart find the worker
+#: awake (waking a sleeping one costs 50-90 us, a layer's time); after the last invoke the
+#: second core spins that long.
+SPINS = 2_000_000
+
+
+@njit
+def _claim(ctl, seq):
+    """Claim and run parts of layer ``seq`` until none is left."""
+    while True:
+        word = at_load(ctl, _JOB)
+        part = word & 0xFFFF
+        if (word >> 32) != seq or part >= ((word >> 16) & 0xFFFF):
+            return
+        if at_cas(ctl, _JOB, word, word + 1):
+            call_address(ctl[_FN], ctl[_TAB], part)
+            at_add(ctl, _DONE, 1)
+
+
+@njit
+def _serve(ctl, state, spins):
+    """A worker: claim parts of each layer posted; after ``spins`` rounds without one, mark
+    ``ctl[state]`` asleep and return ``_ASLEEP``; ``_STOP`` when told to stop."""
+    idle = 0
+    while True:
+        word = at_load(ctl, _JOB)
+        if at_load(ctl, state) == _STOP:
+            return _STOP
+        if (word & 0xFFFF) < ((word >> 16) & 0xFFFF):
+            _claim(ctl, word >> 32)
+            idle = 0
+        else:
+            spin_pause()
+            idle += 1
+            if idle >= spins and at_cas(ctl, state, _AWAKE, _ASLEEP):
+                return _ASLEEP
+
+
+@njit
+def _launch(ctl, fn, table, parts, workers):
+    """Run parts ``0:parts`` of the layer (``fn(table, t)``) with the team; returns how many
+    of the first ``workers`` workers are asleep."""
+    if not at_cas(ctl, _BUSY, 0, 1):   # another thread's layer is running: ours in turn
+        for t in range(parts):
+            call_address(fn, table, t)
+        return 0
+    seq = (at_load(ctl, _JOB) >> 32) + 1
+    ctl[_FN] = fn
+    ctl[_TAB] = table
+    ctl[_DONE] = 0
+    at_store(ctl, _JOB, (seq << 32) | (parts << 16))
+    _claim(ctl, seq)
+    while at_load(ctl, _DONE) < parts:
+        spin_pause()
+    asleep = 0
+    for w in range(workers):
+        if at_load(ctl, _STATE + _LINE * w) == _ASLEEP:
+            asleep += 1
+    at_store(ctl, _BUSY, 0)
+    return asleep
+
+
+class _Team:
+    """The process's control array and workers (one per process; a forked child makes its
+    own)."""
+
+    def __init__(self):
+        self.ctl = aligned_zeros(_STATE + _LINE * _MAX_WORKERS, np.int64)
+        self.workers: list[threading.Event] = []
+        self.lock = threading.Lock()
+        self.launch = None   # _launch's compiled variant (its entry point)
+
+
+_TEAM = _Team()
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):   # not Linux
+        return os.cpu_count() or 1
+
+
+def workers_running() -> int:
+    """How many worker threads this process has started."""
+    return len(_TEAM.workers)
+
+
+def start(workers: int) -> None:
+    """Start worker threads until there are ``workers`` (at most one fewer than the CPUs this
+    process may run on, and :data:`_MAX_WORKERS`: a spinning worker without a core of its own
+    would take one from the others). Compiles the team's loops on the first call."""
+    team = _TEAM
+    workers = min(workers, _cpus() - 1, _MAX_WORKERS)
+    if not JIT_ENABLED or len(team.workers) >= workers:
+        return
+    with team.lock:
+        if team.launch is None:
+            _launch(team.ctl, _noop.address, 0, 0, 0)   # compile (or load) it
+            team.launch = direct(functools.partial(_launch, team.ctl, 0, 0, 0, 0)).func
+        while len(team.workers) < workers:
+            index, wake = len(team.workers), threading.Event()
+            thread = threading.Thread(target=_work, args=(team, index, wake), daemon=True,
+                                      name=f"nnsim-team-{index + 1}")
+            team.workers.append(wake)
+            thread.start()
+
+
+def _work(team, index, wake):
+    slot = _STATE + _LINE * index
+    while _serve(team.ctl, slot, SPINS) != _STOP:
+        wake.wait()
+        wake.clear()
+        if team.ctl[slot] == _STOP:
+            return
+
+
+def _wake(team):
+    for index, wake in enumerate(team.workers):
+        slot = _STATE + _LINE * index
+        if team.ctl[slot] == _ASLEEP:
+            team.ctl[slot] = _AWAKE
+            wake.set()
+
+
+def _stop(team):
+    for index, wake in enumerate(team.workers):
+        team.ctl[_STATE + _LINE * index] = _STOP
+        wake.set()
+
+
+atexit.register(lambda: _stop(_TEAM))
+
+
+def _forget_after_fork():
+    global _TEAM
+    _TEAM = _Team()   # the parent's workers are not in the child
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def bound(step, args, parts: int, threads: int):
+    """A function of no arguments running ``step(*args, t)`` for every part ``t`` in
+    ``range(parts)``, on ``threads`` threads (the caller and ``threads - 1`` workers; fewer
+    on a machine with fewer CPUs). ``args``: C-contiguous arrays, integers, floats, booleans
+    and tuples of integers, fixed for the life of the function (the arrays' buffers are
+    read at each call); ``step`` a compiled function that writes only its own part's
+    outputs and scratch. The function's attribute ``parts`` is ``parts``."""
+    if not 0 < parts <= _MAX_PARTS:
+        raise ValueError(f"a layer has 1 to {_MAX_PARTS} parts, not {parts}")
+    part_call = _callback(step, args) if JIT_ENABLED else None
+    if part_call is not None:
+        start(threads - 1)
+    team = _TEAM
+    if part_call is None or not team.workers:   # no JIT, no worker, or an argument a
+        def run():                              # callback cannot take: the parts in turn
+            for t in range(parts):
+                step(*args, t)
+    else:
+        table = _table(args)
+        launch = functools.partial(team.launch, team.ctl, part_call.address,
+                                   table.ctypes.data, parts, len(team.workers))
+
+        def run():
+            if launch():
+                _wake(team)
+
+        run.keep = (args, table, part_call)   # what the table's addresses point into
+    run.parts = parts
+    return run
+
+
+def _noop_part(table, t):
+    pass
+
+
+_noop = callback(_noop_part) if JIT_ENABLED else None
+
+
+# -- the C callback of a step: its arguments from an int64 table -----------------------------
+
+_CALLBACKS: dict = {}
+
+
+def _kind(value):
+    """How :func:`_table` stores ``value`` and the callback rebuilds it, or None."""
+    if isinstance(value, np.ndarray):
+        return ("array", value.dtype.name, value.ndim) if value.flags.c_contiguous else None
+    if isinstance(value, (bool, np.bool_)):
+        return ("bool",)
+    if isinstance(value, (int, np.integer)):
+        return ("int", np.dtype(type(value)).name if isinstance(value, np.integer) else "int64")
+    if isinstance(value, (float, np.floating)):
+        return ("float", np.dtype(type(value)).name if isinstance(value, np.floating)
+                else "float64")
+    if isinstance(value, tuple) and value and all(type(v) is int for v in value):
+        return ("tuple", len(value))
+    return None
+
+
+def _table(args):
+    """The arguments as int64 words: an array's address and shape, a number (a float's
+    bits), a tuple's items."""
+    words = []
+    for value in args:
+        if isinstance(value, np.ndarray):
+            words += [value.ctypes.data, *value.shape]
+        elif isinstance(value, (float, np.floating)):
+            words.append(int(np.float64(value).view(np.int64)))
+        elif isinstance(value, tuple):
+            words += list(value)
+        else:
+            words.append(int(value))
+    return np.array(words, np.int64)
+
+
+def _callback(step, args):
+    """The compiled C callback ``part(table, t)`` calling ``step(*args, t)`` with ``args``
+    rebuilt from :func:`_table`'s words (one per step and argument kinds), or None."""
+    kinds = tuple(_kind(a) for a in args)
+    if None in kinds:
+        return None
+    key = (step, kinds)
+    if key not in _CALLBACKS:
+        _CALLBACKS[key] = _compile(step, _source(kinds))
+    return _CALLBACKS[key]
+
+
+def _source(kinds):
+    """The callback's source: ``def part(table, t)`` rebuilding arguments of ``kinds``."""
+    lines, names, k = [], [], 0
+    for i, kind in enumerate(kinds):
+        if kind[0] == "array":
+            shape = "".join(f"w[{k + 1 + d}], " for d in range(kind[2]))
+            lines.append(f"a{i} = carray(as_pointer(w[{k}]), ({shape}), np.{kind[1]})")
+            k += 1 + kind[2]
+        elif kind[0] == "tuple":
+            lines.append(f"a{i} = ({''.join(f'w[{k + j}], ' for j in range(kind[1]))})")
+            k += kind[1]
+        else:
+            lines.append(f"a{i} = w[{k}] != 0" if kind[0] == "bool" else
+                         f"a{i} = np.{kind[1]}(w[{k}])" if kind[0] == "int" else
+                         f"a{i} = np.{kind[1]}(f[{k}])")
+            k += 1
+        names.append(f"a{i}")
+    return "\n    ".join(["def part(table, t):",
+                           f"w = carray(as_pointer(table), ({k},), np.int64)",
+                           f"f = carray(as_pointer(table), ({k},), np.float64)", *lines,
+                           f"step({', '.join(names)}, t)"]) + "\n"
+
+
+def _compile(step, source):
+    """``source`` compiled with ``step``: from a module file in the kernels' cache directory
+    (``team-<digest of the kernel sources>/``, so that numba caches it, and a kernel change
+    compiles afresh), or from the string (not cached: about 0.2 s a callback) for a step
+    outside nnsim's kernels (the digest would not see its changes: a cached callback would
+    keep the old step's code) or when the directory cannot be written."""
+    module, name = getattr(step, "__module__", ""), getattr(step, "__qualname__", "")
+    if SOURCES and module.startswith("nnsim.kernels.") and name.isidentifier():
+        text = (f"# Generated by nnsim.kernels.team: the thread team's callback of {name}.\n"
+                f"import numpy as np\n\nfrom nnsim.kernels._jit import as_pointer, carray\n"
+                f"from {module} import {name} as step\n\n\n{source}")
+        digest = hashlib.sha1(text.encode()).hexdigest()[:20]
+        folder = Path(SOURCES[0]) / f"team-{SOURCES[1][:16]}"
+        path = folder / f"part_{digest}.py"
+        try:
+            if not path.exists():
+                folder.mkdir(parents=True, exist_ok=True)
+                temporary = folder / f".{digest}.{os.getpid()}.tmp"
+                temporary.write_text(text)
+                os.replace(temporary, path)   # another process may write the same file
+            name = f"_nnsim_team_{digest}"   # numba's cached data names the module
+            spec = importlib.util.spec_from_file_location(name, path)
+            loaded = sys.modules[name] = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(loaded)
+            if loaded.step is step:   # (not another object under the step's name)
+                return callback(loaded.part, cache=True)
+        except (OSError, ImportError):
+            pass
+    space = {"carray": carray, "as_pointer": as_pointer, "np": np, "step": step}
+    exec(source, space)   # noqa: S102 - our own source, from argument kinds
+    return callback(space["part"])
