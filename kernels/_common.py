@@ -259,3 +259,14 @@ def direct(call):
     except (TypeError, ValueError):   # an argument numba cannot type
         return call
     return call if variant is None else functools.partial(variant.entry_point, *call.args)
+
+
+def in_turn(*calls):
+    """One bound call running the bound ``calls`` in order (:mod:`nnsim.kernels.program` runs
+    each of them as a piece of its own)."""
+    return functools.partial(_in_turn, calls)
+
+
+def _in_turn(calls):
+    for call in calls:
+        call()

@@ -58,7 +58,7 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store2n", "vi_store4",
            "vb_copy", "at_load", "at_store", "at_cas", "at_add", "spin_pause", "call_address",
-           "as_pointer", "callback", "carray",
+           "as_pointer", "callback", "carray", "monotonic_ns",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch"]
@@ -844,6 +844,14 @@ if JIT_ENABLED:
         return _types.none(f, a, b), codegen
 
     @_intrinsic
+    def monotonic_ns(typingctx):
+        def codegen(context, builder, sig, args):
+            from numba.core import cgutils
+            timespec = cgutils.alloca_once(builder, _ir.ArrayType(_ir.IntType(64), 2))
+            return _simd_ir.monotonic_ns(builder, timespec)
+        return _types.int64(), codegen
+
+    @_intrinsic
     def as_pointer(typingctx, address):
         def codegen(context, builder, sig, args):
             value = context.cast(builder, args[0], sig.args[0], _types.int64)
@@ -863,4 +871,5 @@ else:
     # names), the 8-lane store being the 16-lane one
     globals().update(SIMD_OPS, vh_store=SIMD_OPS["vf_store"])
     at_load = at_store = at_cas = at_add = spin_pause = call_address = as_pointer = None
+    monotonic_ns = None
     callback = carray = None   # no thread team without the JIT (nnsim.kernels.team)

@@ -330,3 +330,16 @@ def call_address(builder, address, a, b):
     """Call the C function ``void f(int64, int64)`` at the int64 ``address`` with ``a``, ``b``."""
     fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(64), ir.IntType(64)])
     builder.call(builder.inttoptr(address, fnty.as_pointer()), [a, b])
+
+
+def monotonic_ns(builder, timespec):
+    """``CLOCK_MONOTONIC`` in nanoseconds (Linux's ``clock_gettime``, the clock of Python's
+    ``time.perf_counter_ns``); ``timespec``: a stack slot of two int64 (``struct timespec``)."""
+    i64 = ir.IntType(64)
+    fnty = ir.FunctionType(ir.IntType(32), [ir.IntType(32), ir.IntType(8).as_pointer()])
+    builder.call(_declare(builder.module, fnty, "clock_gettime"),
+                 [ir.Constant(ir.IntType(32), 1), builder.bitcast(timespec, fnty.args[1])])
+    zero = ir.Constant(ir.IntType(32), 0)
+    sec, nsec = (builder.load(builder.gep(timespec, [zero, ir.Constant(ir.IntType(32), k)]))
+                 for k in (0, 1))
+    return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)

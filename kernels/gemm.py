@@ -38,7 +38,7 @@ from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _IMPLICIT,
                                         _ROWS, _TILE, _fill_padded)
 from nnsim.kernels._claims import Claimed
-from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros
+from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros, in_turn
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
 from nnsim.kernels._gemm_float import _float_conv_part, _float_conv_step
 from nnsim.kernels._gemv import _float_gemv, _float_gemv_step, _quant_gemv, _quant_gemv_step
@@ -335,8 +335,8 @@ class _Plan:
         if direct:
             return call
         hp = int(self.geo[6])
-        return partial(_padded_then, call, (xb, *geo, np.uint8(flip), self.padded.view(np.uint8),
-                                            0, self.x_shape[0] * hp))
+        return in_turn(partial(_fill_padded, xb, *geo, np.uint8(flip), self.padded.view(np.uint8),
+                               0, self.x_shape[0] * hp), call)
 
     def _weights(self, w):
         """The filter as the [Cout, K] matrix of the micro-kernels (window widened)."""
@@ -490,7 +490,7 @@ class InPlaceFloatPlan:
                       partial(np.copyto, out[:, :self.rows, self.cols:], self.out_r)]
         if self.bottom is not None:
             calls.append(self.bottom.bind(x[:, self.y0:], out[:, self.rows:]))
-        return partial(_in_turn, tuple(calls))
+        return in_turn(*calls)
 
 
 def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
@@ -518,11 +518,6 @@ def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
     return InPlaceFloatPlan(x_shape, out_shape, w, bias, lo, hi, geometry, packed, rows, cols)
 
 
-def _in_turn(calls):
-    for call in calls:
-        call()
-
-
 #: output pixels per block of the float core when it has no im2col buffer to fill
 _FLOAT_BLOCK = 256
 
@@ -537,7 +532,3 @@ def _split_cost(parts):
             len(parts))
 
 
-def _padded_then(call, fill):
-    """Refresh the padded input copy (:func:`_fill_padded`'s arguments), then run ``call``."""
-    _fill_padded(*fill)
-    call()

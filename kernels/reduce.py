@@ -132,8 +132,9 @@ class _MeanPlan:
         blocks = x.reshape(self.blocks)
         if self.table is None:
             return partial(_mean_aosp_run, blocks, self.sums, self.count, self.out)
-        return partial(_mean_quant_run, blocks, self.sums, self.table, self.offset, self.qmin,
-                       self.qmax, self.out.view(np.uint8))
+        return cm.in_turn(partial(_sum_blocks_core, blocks, self.sums),
+                          partial(_requantize_core, self.sums, self.table, self.offset,
+                                  self.qmin, self.qmax, self.out.view(np.uint8)))
 
     def run(self, x):
         if self.blocked:
@@ -196,11 +197,6 @@ def _divide_toward_zero_core(sums, count):
     for i in range(flat.size):
         quotient = abs(np.int64(flat[i])) // count
         flat[i] = quotient if flat[i] >= 0 else -quotient
-
-
-def _mean_quant_run(blocks, sums, table, offset, qmin, qmax, out):
-    _sum_blocks_core(blocks, sums)
-    _requantize_core(sums, table, offset, qmin, qmax, out)
 
 
 @njit

@@ -51,7 +51,7 @@ from nnsim.kernels._common import aligned_zeros, direct
 from nnsim.kernels._jit import (JIT_ENABLED, SOURCES, as_pointer, at_add, at_cas, at_load,
                                 at_store, call_address, callback, carray, njit, spin_pause)
 
-__all__ = ["bound", "start", "workers_running"]
+__all__ = ["bound", "serial", "start", "wake", "workers_running"]
 
 _LINE = 16   # int64 slots between groups (128 bytes: a line and its prefetched neighbour)
 _JOB, _FN, _TAB = 0, 1, 2
@@ -232,8 +232,25 @@ def bound(step, args, parts: int, threads: int):
                 _wake(team)
 
         run.keep = (args, table, part_call)   # what the table's addresses point into
+        run.launch = (team, part_call.address, table.ctypes.data, parts, len(team.workers))
     run.parts = parts
     return run
+
+
+def serial(core, args):
+    """``(callback, table)``: the C callback running ``core(*args)`` (its second argument
+    ignored) from the argument table, or None when an argument cannot be in a table or the
+    JIT is off (:mod:`nnsim.kernels.program`)."""
+    if not JIT_ENABLED or any(isinstance(a, np.ndarray) and not a.flags.writeable
+                              for a in args):   # (the callback's arrays are writable: the
+        return None                              # core would compile another variant)
+    call = _callback(core, args, part=False)
+    return None if call is None else (call, _table(args))
+
+
+def wake(team):
+    """Wake the team's sleeping workers (after a launch reported some)."""
+    _wake(team)
 
 
 def _noop_part(table, t):
@@ -280,19 +297,22 @@ def _table(args):
     return np.array(words, np.int64)
 
 
-def _callback(step, args):
-    """The compiled C callback ``part(table, t)`` calling ``step(*args, t)`` with ``args``
-    rebuilt from :func:`_table`'s words (one per step and argument kinds), or None."""
+def _callback(step, args, part=True):
+    """The compiled C callback ``part(table, t)`` calling ``step(*args, t)`` (``part``) or
+    ``step(*args)`` with ``args`` rebuilt from :func:`_table`'s words (one per step, argument
+    kinds and ``part``), or None."""
+    if not hasattr(step, "py_func"):   # not a compiled function
+        return None
     kinds = tuple(_kind(a) for a in args)
     if None in kinds:
         return None
-    key = (step, kinds)
+    key = (step, kinds, part)
     if key not in _CALLBACKS:
-        _CALLBACKS[key] = _compile(step, _source(kinds))
+        _CALLBACKS[key] = _compile(step, _source(kinds, part))
     return _CALLBACKS[key]
 
 
-def _source(kinds):
+def _source(kinds, part):
     """The callback's source: ``def part(table, t)`` rebuilding arguments of ``kinds``."""
     lines, names, k = [], [], 0
     for i, kind in enumerate(kinds):
@@ -312,7 +332,7 @@ def _source(kinds):
     return "\n    ".join(["def part(table, t):",
                            f"w = carray(as_pointer(table), ({k},), np.int64)",
                            f"f = carray(as_pointer(table), ({k},), np.float64)", *lines,
-                           f"step({', '.join(names)}, t)"]) + "\n"
+                           f"step({', '.join(names + ['t'] * part)})"]) + "\n"
 
 
 def _compile(step, source):

@@ -33,7 +33,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import threads as kernel_threads
-from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros, direct
+from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros
+from nnsim.kernels.program import Program
 from nnsim.kernels.gemm import compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
 from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
@@ -498,13 +499,8 @@ class Interpreter:
         clock = time.perf_counter_ns
         bound = self._bound
         if bound and bound[0] is steps and all(values.get(i) is a for i, a in bound[1]):
-            # one clock reading per step (last_profile: differences; 2 cost ~10 us in v2)
-            stamps = [clock()]
-            stamp = stamps.append
-            for call in bound[2]:
-                call()
-                stamp(clock())
-            self._profile_stamps, self._profile = stamps, None
+            bound[2].run()   # clock readings around the steps (last_profile: differences)
+            self._profile_stamps, self._profile = bound[2].stamps, None
             self.last_delegate_executions = []
             return
         stamps, executions = [clock()], []
@@ -551,7 +547,7 @@ class Interpreter:
             results = [None if o < 0 else values.get(o) for o in outs]
             call = None
             if all(i < 0 or i in fixed for i in ins):
-                call = direct(builtin.bind(arrays, results))   # compiled by the first invoke
+                call = builtin.bind(arrays, results)   # its cores compiled by the first invoke
             if call is None:
                 pinned = [None if r is None else aligned_copy(r, own=True) for r in results]
                 call = partial(self._run_pinned, builtin, ins, outs, dtypes, pinned)
@@ -561,7 +557,7 @@ class Interpreter:
                         replaced.add(o)
             fixed.update(o for o in outs if o >= 0)
             calls.append(call)
-        return steps, inputs, calls
+        return steps, inputs, Program(calls)
 
     def _run_pinned(self, builtin, ins, outs, dtypes, pinned):
         """A step that cannot bind itself: run its node, then copy its outputs into the
@@ -579,7 +575,8 @@ class Interpreter:
     def last_profile(self) -> list:
         """Host nanoseconds per plan item of the last ``invoke()`` (PlanItemProfile list)."""
         if self._profile is None:
-            items, stamps = [step[0] for step in self._steps], self._profile_stamps
+            items = [step[0] for step in self._steps]
+            stamps = [int(s) for s in self._profile_stamps]
             self._profile = [PlanItemProfile(i, b - a)   # clock readings around each step
                              for i, a, b in zip(items, stamps, stamps[1:])]
         return self._profile

@@ -37,13 +37,16 @@ def _fresh(model_path, seed):
     return _run(interp, seed)
 
 
-def test_repeated_invokes_match_fresh_interpreters(model_path):
-    interp = Interpreter(model_path=str(model_path), num_threads=1)
+@pytest.mark.parametrize("threads", [1, 2])
+def test_repeated_invokes_match_fresh_interpreters(model_path, threads):
+    """Invoke 1 runs the nodes, 2 the bound steps from Python, 3 and 4 the compiled program
+    (nnsim.kernels.program; with 2 threads the layers in parts on the thread team)."""
+    interp = Interpreter(model_path=str(model_path), num_threads=threads)
     try:
         interp.allocate_tensors()
     except Exception as e:  # a model nnsim's CPU path does not run is tested elsewhere
         pytest.skip(f"not runnable on the CPU builtins: {e}")
-    seeds = (1, 2, 1)
+    seeds = (1, 2, 1, 3)
     results = [_run(interp, seed) for seed in seeds]
     assert interp._bound, "the steps were not bound after the first invoke"
     assert len(interp.last_profile) == len(interp.plan_items())

@@ -1,0 +1,88 @@
+"""The compiled program of a bound invoke (nnsim.kernels.program): steps of every kind (a
+compiled core over fixed arrays, a sequence of them, a layer in parts, a view step that runs
+nothing, a Python call) run in order from the second run on, each step's clock reading after
+it; the oracle: the same calls made one by one from Python."""
+
+from __future__ import annotations
+
+import time
+from functools import partial
+
+import numpy as np
+import pytest
+
+from nnsim.kernels import program, team
+from nnsim.kernels._common import in_turn
+from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.tflite.builtins._base import nothing
+
+
+@njit
+def _scale_add(x, k, out):
+    for i in range(x.size):
+        out[i] = out[i] * 3 + x[i] * k
+
+
+@njit
+def _part_add(x, out, parts, t):
+    for i in range(parts[t, 0], parts[t, 1]):
+        out[i] = out[i] * 5 + x[i] + t
+
+
+def _steps(x, a, b, c, log):
+    parts = np.array([[0, 40], [40, 100]], np.int64)
+    return [partial(_scale_add, x, np.int64(2), a),                 # a compiled core
+            in_turn(partial(_scale_add, a, np.int64(-1), b),          # two in one step
+                    partial(_scale_add, b, np.int64(7), c)),
+            nothing,                                                  # a view: no call
+            partial(log.append, 1),                                   # Python
+            team.bound(_part_add, (c, a, parts), 2, 2),               # a layer in parts
+            in_turn(partial(_scale_add, a, np.int64(1), b), partial(log.append, 2))]
+
+
+def _arrays():
+    x = np.arange(100, dtype=np.int64)
+    return x, x * 0 + 1, x * 0 + 2, x * 0 + 3
+
+
+def test_program_runs_the_steps_in_order():
+    x, a, b, c = _arrays()
+    log = []
+    prog = program.Program(_steps(x, a, b, c, log))
+    ref_arrays, ref_log = _arrays(), []
+    ref_steps = _steps(*ref_arrays, ref_log)
+    for run in range(4):
+        start = time.perf_counter_ns()
+        prog.run()
+        end = time.perf_counter_ns()
+        for step in ref_steps:
+            step()
+        for got, want in zip((a, b, c), ref_arrays[1:]):
+            assert np.array_equal(got, want), run
+        assert log == ref_log
+        stamps = prog.stamps.tolist()
+        assert len(stamps) == 7 and start <= stamps[0] and stamps[-1] <= end
+        assert stamps == sorted(stamps)
+
+
+@pytest.mark.skipif(not (JIT_ENABLED and program.COMPILED), reason="no compiled program")
+def test_compiled_stretches_after_the_first_run():
+    x, a, b, c = _arrays()
+    log = []
+    prog = program.Program(_steps(x, a, b, c, log))
+    prog.run()
+    kinds = [("rows", len(first)) if call is None else ("call", first)
+             for first, call in prog._segments]
+    # core, core + core, nothing | log.append(1) | layer in parts, core | log.append(2)
+    assert kinds == [("rows", 4), ("call", 4), ("rows", 2), ("call", 6)]
+
+
+def test_first_run_calls_from_python(monkeypatch):
+    """A one-run program compiles nothing: its stretches are made after the first run."""
+    made = []
+    monkeypatch.setattr(team, "serial", lambda *a: made.append(a))
+    x, a, b, c = _arrays()
+    prog = program.Program(_steps(x, a, b, c, []))
+    assert prog._segments is None
+    prog.run()
+    assert prog._segments is not None and (made or not program.COMPILED)
