@@ -401,6 +401,7 @@ def on_first_compile(callback):
 
 if JIT_ENABLED:
     import llvmlite.ir as _ir
+    from numba.core import cgutils as _cgutils
     from numba.core import types as _types
     from numba.extending import intrinsic as _intrinsic
     from numba.extending import models as _models
@@ -846,8 +847,7 @@ if JIT_ENABLED:
     @_intrinsic
     def monotonic_ns(typingctx):
         def codegen(context, builder, sig, args):
-            from numba.core import cgutils
-            timespec = cgutils.alloca_once(builder, _ir.ArrayType(_ir.IntType(64), 2))
+            timespec = _cgutils.alloca_once(builder, _ir.ArrayType(_ir.IntType(64), 2))
             return _simd_ir.monotonic_ns(builder, timespec)
         return _types.int64(), codegen
 

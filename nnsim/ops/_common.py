@@ -56,7 +56,8 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
     def shaped(out):
         return from_nhwc(out, nchw) if result_shape is None else out.reshape(result_shape)
     result = [shaped(buffer[0])]
-    bound = [None, None, 0]    # (input array, kernel call bound to it and the buffer, threads)
+    # (input array, kernel call bound to it and the buffer, threads, the call as bound)
+    bound = [None, None, 0, None]
 
     def run(values):
         x = values[0]
@@ -69,7 +70,7 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
         if xin is x4:
             call = kernel_plan.bind(x4, buffer[0])
             call()
-            bound[0], bound[1], bound[2] = x, direct(call), threads   # compiled by the call
+            bound[:] = x, direct(call), threads, call   # compiled by the call
             return result
         out = kernel_plan.run(xin, buffer[0])
         if not quantized and x_dtype != np.float32:
@@ -77,6 +78,8 @@ def kernel_plan_runner(kernel_plan, out_shape, x_dtype, nchw: bool, *, x_shape=N
         return [shaped(out)]
     if result[0] is buffer[0]:   # a view handed out (NCHW, FULLY_CONNECTED) keeps the buffer
         run.adopt = partial(adopt_buffer, buffer, result, bound)
+    run.bound_call = lambda values: (bound[3] if values[0] is bound[0]
+                                     and get_num_threads() == bound[2] else None)
     return run
 
 
@@ -97,7 +100,7 @@ def bound_runner(bind, fallback, result: list):
     of input 0, or None when that input does not allow it (then ``fallback(values)`` runs
     instead); the bound call is reused while input 0 is the same array (another plan's
     buffer)."""
-    bound = [None, None]   # (input array, the call bound to it)
+    bound = [None, None, None]   # (input array, the call bound to it, the call as bound)
 
     def run(values):
         x = values[0]
@@ -106,10 +109,11 @@ def bound_runner(bind, fallback, result: list):
             if call is None:
                 return fallback(values)
             call()
-            bound[:] = x, direct(call)   # compiled by the call
+            bound[:] = x, direct(call), call   # compiled by the call
             return result
         bound[1]()
         return result
+    run.bound_call = lambda values: bound[2] if values[0] is bound[0] else None
     return run
 
 

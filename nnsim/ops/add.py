@@ -96,7 +96,8 @@ def plan(ctx):
                                              b.dtype, **_kernel_kwargs(ctx))
     buffer = aligned_empty(kernel_plan.shape, kernel_plan.out_dtype)
     buffers, result = [buffer], [buffer]
-    bound = [None, None, None]   # (a, b, kernel call bound to them and to the buffer)
+    bound = [None, None, None, None]   # (a, b, kernel call bound to them and the buffer,
+                                       #  the call as bound)
 
     def run(values):
         a = values[0] if fixed[0] is None else fixed[0]
@@ -108,9 +109,15 @@ def plan(ctx):
         if call is None:
             return [kernel_plan.run(a, b, buffers[0])]
         call()
-        bound[:] = a, b, direct(call)   # compiled by the call
+        bound[:] = a, b, direct(call), call   # compiled by the call
         return result
+
+    def bound_call(values):
+        a = values[0] if fixed[0] is None else fixed[0]
+        b = values[1] if fixed[1] is None else fixed[1]
+        return bound[3] if a is bound[0] and b is bound[1] else None
     run.adopt = partial(cm.adopt_buffer, buffers, result, bound)
+    run.bound_call = bound_call
     return run
 
 

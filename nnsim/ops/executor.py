@@ -11,6 +11,8 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
+from nnsim.kernels.program import Program
+from nnsim.kernels.threads import get_num_threads
 from nnsim.ops.arena import share
 from nnsim.ops.base import ExecutionContext
 from nnsim.ops.registry import lookup
@@ -210,21 +212,54 @@ class _Chain:
     """A prepared model's operations as one sequence of plan calls over fixed buffers, made
     after an execution in which every operation ran a plan that returned its output list of
     the execution before (the plans' own buffers): the next executions with model inputs of
-    the same shapes (and scalar values) call the runners in turn, giving each the new model
-    inputs, without the per-operation checks of :func:`_run_planned` (TFLite's interpreter
-    and a driver's prepared model run their steps the same way). A runner that returns
-    another list than before (its plan could not bind the new input) ends the chain there:
-    the remaining operations run as usual and the chain is made again."""
+    the same shapes (and scalar values) and the same thread count run the sequence, giving
+    the runners that read model inputs the new ones, without the per-operation checks of
+    :func:`_run_planned` (TFLite's interpreter and a driver's prepared model run their steps
+    the same way). An operation whose runner has its kernel call bound to these buffers
+    (``runner.bound_call``) runs that call, in a compiled stretch of the chain's
+    :class:`~nnsim.kernels.program.Program`; the others run their runner. A runner that
+    returns another list than before (its plan could not bind the new input) ends the chain
+    there: the remaining operations run as usual and the chain is made again."""
 
     def __init__(self, model, state: ExecutorState, values: dict, results: list):
         inputs = set(model.input_indexes)
         self.key = _model_input_key(model, values)
+        self.threads = get_num_threads()
         self.values = values   # the intermediate arrays stay the plans' buffers
         self.calls = []
-        for step, result in zip(state.steps, results):
-            entry = state.plans[step.op_index]
+        for n, (step, result) in enumerate(zip(state.steps, results)):
+            run, args = state.plans[step.op_index][1:3]
             slots = tuple((pos, i) for pos, i in step.dynamic if i in inputs)
-            self.calls.append((entry[1], entry[2], slots, result))
+            bound_call = getattr(run, "bound_call", None)
+            call = None if slots or bound_call is None else bound_call(args)
+            if call is None:
+                call = partial(_checked, run, args, slots, result, n, values, step.op.type)
+            self.calls.append(call)
+        self.program = Program(self.calls)
+
+
+class _Diverged(Exception):
+    """A chained runner returned other outputs than before (``got``, operation ``n``)."""
+
+    def __init__(self, n: int, got: list):
+        super().__init__(n)
+        self.n, self.got = n, got
+
+
+def _checked(run, args, slots, result, n, values, op_type):
+    """Operation ``n`` of a chain through its runner: its model inputs from ``values``; raises
+    :class:`_Diverged` when the runner returns another list than ``result``."""
+    for pos, i in slots:
+        args[pos] = values[i]
+    try:
+        got = run(args)
+    except NnapiError:
+        raise
+    except Exception as e:  # as in _run_planned: an execution failure, not a crash
+        raise OpFailedError(f"{_name(op_type)} (operation {n}) failed: "
+                            f"{type(e).__name__}: {e}") from e
+    if got is not result:
+        raise _Diverged(n, got)
 
 
 def _model_input_key(model, values: dict) -> tuple:
@@ -238,23 +273,16 @@ def _run_chain(model, values: dict, chain: _Chain) -> int:
     operations it ran: all of them, or up to the first whose runner returned other outputs
     (stored in ``values``, which then holds every value computed so far)."""
     chain.values.update(values)
-    values = chain.values
-    n = 0
     try:
-        for n, (run, args, slots, result) in enumerate(chain.calls):
-            for pos, i in slots:
-                args[pos] = values[i]
-            got = run(args)
-            if got is not result:
-                for k, o in enumerate(model.operations[n].outputs):
-                    values[o] = got[k]
-                return n + 1
+        chain.program.run()
+    except _Diverged as d:
+        for k, o in enumerate(model.operations[d.n].outputs):
+            chain.values[o] = d.got[k]
+        return d.n + 1
     except NnapiError:
         raise
-    except Exception as e:  # as in _run_planned: an execution failure, not a crash
-        op = model.operations[n]
-        raise OpFailedError(f"{_name(op.type)} (operation {n}) failed: "
-                            f"{type(e).__name__}: {e}") from e
+    except Exception as e:  # a bound kernel call: an execution failure, not a crash
+        raise OpFailedError(f"a chained operation failed: {type(e).__name__}: {e}") from e
     return len(chain.calls)
 
 
@@ -267,7 +295,7 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
     plans, steps, start = state.plans, state.steps, 0
     chain = state.chain
     if chain is not None:
-        if chain.key == _model_input_key(model, values):
+        if chain.key == _model_input_key(model, values) and chain.threads == get_num_threads():
             start = _run_chain(model, values, chain)
             values = chain.values
         if start < len(steps):

@@ -8,11 +8,13 @@ afresh (the path the conformance vectors check).
 from __future__ import annotations
 
 import threading
+from functools import partial
 
 import numpy as np
 import pytest
 
 from nnsim import nnapi as nn
+from nnsim.kernels.program import Program
 from nnsim.types import OperandType as T
 from nnsim.types import OperationCode as C
 
@@ -304,8 +306,11 @@ def test_a_plan_that_returns_new_outputs_ends_the_chain(monkeypatch):
 
     def init(self, model, state, values, results):
         real_init(self, model, state, values, results)
-        run, args, slots, result = self.calls[1]   # the depthwise convolution's plan
-        self.calls[1] = (lambda a: [o.copy() for o in run(a)], args, slots, result)
+        step = state.steps[1]   # the depthwise convolution's plan, through its runner
+        run, args = state.plans[step.op_index][1:3]
+        self.calls[1] = partial(executor._checked, lambda a: [o.copy() for o in run(a)], args,
+                                (), results[1], 1, self.values, step.op.type)
+        self.program = Program(self.calls)
     monkeypatch.setattr(executor._Chain, "__init__", init)
     m, dtype = _model(T.TENSOR_QUANT8_ASYMM)
     xs = _inputs(dtype, 3)
@@ -354,17 +359,24 @@ def test_a_chain_follows_new_input_shapes():
         np.testing.assert_array_equal(run(comp, x), run(_compile(m), x))
 
 
-def test_a_kernel_failure_in_a_chain_is_an_execution_failure(monkeypatch):
-    """As in an unchained execution: OP_FAILED, not an exception out of compute."""
+@pytest.mark.parametrize("where", ["runner", "bound call"])
+def test_a_kernel_failure_in_a_chain_is_an_execution_failure(monkeypatch, where):
+    """As in an unchained execution: OP_FAILED, not an exception out of compute; from an
+    operation run through its runner or from a bound kernel call the chain makes."""
     from nnsim.ops import executor
     real_init = executor._Chain.__init__
 
-    def failing(args):
+    def failing(*args):
         raise ValueError("planted")
 
     def init(self, model, state, values, results):
         real_init(self, model, state, values, results)
-        self.calls[2] = (failing,) + self.calls[2][1:]
+        step = state.steps[2]
+        args = state.plans[step.op_index][2]
+        self.calls[2] = (partial(failing, args) if where == "bound call" else
+                         partial(executor._checked, failing, args, (), results[2], 2,
+                                 self.values, step.op.type))
+        self.program = Program(self.calls)
     monkeypatch.setattr(executor._Chain, "__init__", init)
     m, dtype = _model(T.TENSOR_QUANT8_ASYMM)
     comp = _compile(m)
