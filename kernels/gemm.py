@@ -39,7 +39,7 @@ from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _
                                         _ROWS, _TILE, _fill_padded)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros, in_turn
-from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE
+from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE, njit
 from nnsim.kernels._gemm_float import _float_conv_part, _float_conv_step
 from nnsim.kernels._gemv import _float_gemv, _float_gemv_step, _quant_gemv, _quant_gemv_step
 from nnsim.kernels._gemm_int import _quant_conv_part, _quant_conv_step
@@ -485,12 +485,30 @@ class InPlaceFloatPlan:
         """As :meth:`FloatGemmPlan.bind` (``x`` and ``out`` C-contiguous, one image)."""
         calls = [self.main.bind(x, out[:, :self.rows])]
         if self.right is not None:
-            calls += [partial(np.copyto, self.xr, x[:, :self.h_r, self.x0:]),
+            calls += [partial(_copy_columns, x, self.xr, self.h_r, self.x0, True),
                       self.right.bind(self.xr, self.out_r),
-                      partial(np.copyto, out[:, :self.rows, self.cols:], self.out_r)]
+                      partial(_copy_columns, out, self.out_r, self.rows, self.cols, False)]
         if self.bottom is not None:
             calls.append(self.bottom.bind(x[:, self.y0:], out[:, self.rows:]))
         return in_turn(*calls)
+
+
+@njit(_nrt=False)
+def _copy_columns(image, edge, rows, col, to_edge):
+    """Columns ``col:`` of rows ``0:rows`` of ``image`` [1, H, W, C] into ``edge`` [1, rows,
+    W - col, C] (``to_edge``), or back from it (a compiled step: no Python call between the
+    in-place plan's parts, :mod:`nnsim.kernels.program`)."""
+    width, channels = image.shape[2], image.shape[3]
+    n = (width - col) * channels
+    flat, compact = image.reshape(-1), edge.reshape(-1)
+    for y in range(rows):
+        start = (y * width + col) * channels
+        if to_edge:
+            for i in range(n):
+                compact[y * n + i] = flat[start + i]
+        else:
+            for i in range(n):
+                flat[start + i] = compact[y * n + i]
 
 
 def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
