@@ -23,6 +23,10 @@ It also provides the few 16-lane vector operations the GEMM-style cores are writ
 (:data:`SIMD_OPS`, see "SIMD vectors" below): numba intrinsics when compiling (values live in
 registers), numpy arrays of 16 lanes when not (:mod:`nnsim.kernels._simd_np`: same
 results, slowly). The LLVM IR of the longer ones is built in :mod:`nnsim.kernels._simd_ir`.
+For the thread team and the compiled program (:mod:`nnsim.kernels.team`,
+:mod:`nnsim.kernels.program`) it provides atomic int64 slots (``at_load``, ``at_store``,
+``at_cas``, ``at_add``), ``spin_pause``, ``monotonic_ns``, calls through a C function's
+address (``call_address``, ``as_pointer``, ``carray``) and C callbacks (:func:`callback`).
 """
 
 from __future__ import annotations
