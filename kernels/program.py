@@ -1,5 +1,6 @@
-"""A bound invoke as one compiled loop: the steps of an interpreter's plan, each a bound call
-over fixed buffers, run from a table without Python between them.
+"""A bound invoke as one compiled loop: the steps of an interpreter's plan (or of an NNAPI
+execution's chain, :mod:`nnsim.ops.executor`), each a bound call over fixed buffers, run from
+a table without Python between them.
 
 Called from Python, a bound step (``partial(core, *arrays)``) paid numba's argument unboxing
 on every call (about 30-50 ns an array: 0.5-1 us for a convolution's 20 arguments) and the

@@ -12,7 +12,8 @@ region and numba's scheduling around it, 1.3-2.9 us on this project's 2-core VM,
 v2 launches about 60 layers per invoke. Here a launch is a few cache-line transfers between the
 cores: v2 on 2 threads 970-980 -> 837-863 us (benchmarks/README.md, "Thirteenth session").
 
-How a layer runs (slots of :data:`_CTL`, each group on its own cache line):
+How a layer runs (int64 slots of the team's control array, each group on its own cache
+line):
 
 * ``JOB``: ``seq << 32 | parts << 16 | next``: the layer's sequence number, its part count and
   the next part to claim. A thread claims part ``next`` by a compare-and-swap of ``JOB`` to
@@ -29,6 +30,12 @@ How a layer runs (slots of :data:`_CTL`, each group on its own cache line):
   the parts nobody claimed itself and reports sleeping workers, which the Python side wakes
   for the next layer (as XNNPACK's pthreadpool spins before its futex wait). Correctness never
   depends on a worker being awake.
+
+A part reaches a worker as a C callback ``part(table, t)`` generated for the step and the kinds
+of its arguments, which rebuilds them from an int64 table (an array's address and shape, a
+number, a tuple's items) and calls the step; the callback's source is written under the
+kernels' cache directory, named by a digest of the kernel sources, so that numba caches it
+(:func:`serial` makes the same for a whole core: :mod:`nnsim.kernels.program`).
 
 Workers are daemon threads in compiled code that holds no GIL; they stop at exit, and a forked
 child starts its own. With the JIT off there is no team: :func:`bound` runs the parts in turn.
@@ -160,7 +167,7 @@ def start(workers: int) -> None:
         return
     with team.lock:
         if team.launch is None:
-            _launch(team.ctl, _noop.address, 0, 0, 0)   # compile (or load) it
+            _launch(team.ctl, callback(_noop_part).address, 0, 0, 0)   # compile (or load) it
             team.launch = direct(functools.partial(_launch, team.ctl, 0, 0, 0, 0)).func
         while len(team.workers) < workers:
             index, wake = len(team.workers), threading.Event()
@@ -214,12 +221,11 @@ def bound(step, args, parts: int, threads: int):
     outputs and scratch. The function's attribute ``parts`` is ``parts``."""
     if not 0 < parts <= _MAX_PARTS:
         raise ValueError(f"a layer has 1 to {_MAX_PARTS} parts, not {parts}")
-    part_call = _callback(step, args) if JIT_ENABLED else None
-    if part_call is not None:
-        start(threads - 1)
+    start(threads - 1)
     team = _TEAM
-    if part_call is None or not team.workers:   # no JIT, no worker, or an argument a
-        def run():                              # callback cannot take: the parts in turn
+    part_call = _callback(step, args) if team.workers else None
+    if part_call is None:   # no JIT, no worker, or an argument a callback cannot take:
+        def run():          # the parts in turn
             for t in range(parts):
                 step(*args, t)
     else:
@@ -255,9 +261,6 @@ def wake(team):
 
 def _noop_part(table, t):
     pass
-
-
-_noop = callback(_noop_part) if JIT_ENABLED else None
 
 
 # -- the C callback of a step: its arguments from an int64 table -----------------------------
@@ -308,7 +311,10 @@ def _callback(step, args, part=True):
         return None
     key = (step, kinds, part)
     if key not in _CALLBACKS:
-        _CALLBACKS[key] = _compile(step, _source(kinds, part))
+        try:
+            _CALLBACKS[key] = _compile(step, _source(kinds, part))
+        except Exception:  # noqa: BLE001 - numba's typing or lowering: the step in turn,
+            _CALLBACKS[key] = None   # from Python (slower, never wrong)
     return _CALLBACKS[key]
 
 
