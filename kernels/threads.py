@@ -6,8 +6,8 @@ by the compiled cores. With 1 (the default) the plans run their serial cores exa
 with ``n > 1`` the parallel kernels (CONV_2D's GEMM, DEPTHWISE_CONV_2D) split their output
 into ``n`` parts, by output pixels (rows) or by blocks of output channels, and the thread
 team (:mod:`nnsim.kernels.team`: the calling thread and ``n - 1`` workers) runs the parts.
-Every output element is computed by the same instruction
-sequence whatever the split, so the results are bit-identical for any thread count.
+Every output element is computed by the same instruction sequence whatever the split, so the
+results are bit-identical for any thread count.
 
 Use::
 
