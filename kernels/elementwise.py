@@ -29,7 +29,7 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
+from nnsim.kernels._jit import (njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul, vi_shl,
                                 vi_requantq, vi_splat, vi_store8, vi_xor, vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
@@ -115,6 +115,11 @@ def prepare_binary(op, a_shape, b_shape, a_dtype, b_dtype, *, fuse=0, in1_scale=
                        fuse, in1_scale, in1_zp, in2_scale, in2_zp, out_scale, out_zp, out_dtype)
 
 
+#: :func:`_input_stage` of the input with the larger scale (multiplier 2**30, shift 0):
+#: ``MBQM(v << 20) = v << 19`` exactly.
+_SHIFT_STAGE = (1 << 19, 0, 0, 0, 0)
+
+
 def _uniform_table(m, s):
     return requant_params(np.zeros(16, np.int64), np.full(16, m), np.full(16, s))
 
@@ -152,18 +157,26 @@ class _BinaryPlan:
                 raise TypeError(f"input2: dtype {b_dtype.name} not supported (expected {names})")
             self.out_dtype = cm.output_dtype(out_dtype, a_dtype)
             lo, hi = cm.quant_clamp(fuse, so, zpo, self.out_dtype)
-            stages = ()
+            # int8 inputs are read as uint8 + 128 (module doc)
+            ins = [(int(zp1), 128 * (a_dtype == np.int8)), (int(zp2), 128 * (b_dtype == np.int8))]
+            stages = [(0,) * 5, (0,) * 5]
             if op == _MUL:
                 table = _uniform_table(*mul_params(s1, s2, so))
             else:
                 params = add_sub_params(s1, s2, so)
                 table = _uniform_table(*params[2])
-                stages = _input_stage(*params[0]) + _input_stage(*params[1])
+                stages = [_input_stage(*params[0]), _input_stage(*params[1])]
+            # ADD's inputs swapped (a sum of integers: the same bits) so that an input whose
+            # stage is a shift (the larger scale's: multiplier 0.5) comes second
+            self.swap = op == _ADD and stages[0] == _SHIFT_STAGE != stages[1]
+            if self.swap:
+                ins.reverse()
+                stages.reverse()
             self.table = shift_free(table)   # the output's requantization
-            # int8 inputs are read as uint8 + 128 (module doc)
-            flip1, flip2 = 128 * (a_dtype == np.int8), 128 * (b_dtype == np.int8)
-            self.prm = np.array([op, int(zp1) + flip1, int(zp2) + flip2, int(zpo), int(lo),
-                                 int(hi), flip1, flip2, *stages], np.int64)
+            (zp_a, flip_a), (zp_b, flip_b) = ins
+            self.prm = np.array([op, zp_a + flip_a, zp_b + flip_b, int(zpo), int(lo), int(hi),
+                                 flip_a, flip_b, *stages[0], *stages[1],
+                                 int(op == _ADD and stages[1] == _SHIFT_STAGE)], np.int64)
             return
         for name, dtype in (("input1", a_dtype), ("input2", b_dtype)):
             if dtype not in cm.FLOAT_DTYPES:
@@ -179,6 +192,7 @@ class _BinaryPlan:
         if not self.same or not (a.flags.c_contiguous and b.flags.c_contiguous):
             return None
         if self.quantized:
+            a, b = (b, a) if self.swap else (a, b)
             args = (_bytes(a), _bytes(b), self.table, self.prm,
                     out.reshape(-1).view(np.uint8))
             count = _threads.get_num_threads()
@@ -199,6 +213,7 @@ class _BinaryPlan:
         else:
             _, fa, fb = cm.broadcast_flat(np.asarray(a), np.asarray(b))
         if self.quantized:
+            fa, fb = (fb, fa) if self.swap else (fa, fb)
             _quant_core(_bytes(fa), _bytes(fb), self.table, self.prm,
                         out.reshape(-1).view(np.uint8))
             return out
@@ -262,13 +277,21 @@ def _quant_span(a, b, table, prm, out, start, n):
             va, vb = _inputs16(a, b, i, flips, zps)
             vi_store8(vi_requantq(vi_mul(va, vb), q, 0, zpo, lo, hi), out, i)
         return
-    # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
-    neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
     s1 = (vi_splat(prm[8]), vi_splat(prm[9]), vi_splat(prm[10]), vi_splat(prm[11]),
           vi_splat(prm[12]))
+    low = (vi_splat(1024), vi_splat(11), vi_splat(31))
+    if prm[18] != 0:   # ADD, the second input's stage a shift (_SHIFT_STAGE): 11 vector
+        shift = vi_splat(19)   # operations fewer per 16 elements; 56x56x24 ADD 19.0 -> 15.2 us
+        # (Zen 5), 37.7 -> 30.7 us (AVX2)
+        for i in range(start, n, 16):
+            va, vb = _inputs16(a, b, i, flips, zps)
+            total = vi_add(_input_stage16(va, s1, low), vi_shl(vb, shift))
+            vi_store8(vi_requantq(total, q, 0, zpo, lo, hi), out, i)
+        return
+    # SUB: the second term negated as (r ^ -1) + 1; ADD: (r ^ 0) + 0
+    neg = (vi_splat(-1 if op == _SUB else 0), vi_splat(1 if op == _SUB else 0))
     s2 = (vi_splat(prm[13]), vi_splat(prm[14]), vi_splat(prm[15]), vi_splat(prm[16]),
           vi_splat(prm[17]))
-    low = (vi_splat(1024), vi_splat(11), vi_splat(31))
     for i in range(start, n, 16):
         va, vb = _inputs16(a, b, i, flips, zps)
         ra, rb = _input_stage16(va, s1, low), _input_stage16(vb, s2, low)

@@ -162,16 +162,21 @@ def test_add_sub_input_stage_in_int32_lanes_is_exact():
 
 
 @requires_litert
+@pytest.mark.parametrize("larger", [1, 2])
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("ratio", [1.0, 3.7, 1000.0, 5000.0, 1e6])
-def test_add_sub_every_byte_pair_matches_litert(dtype, ratio):
+def test_add_sub_every_byte_pair_matches_litert(dtype, ratio, larger):
     """Every pair of input bytes (65,536 elements) through ADD and SUB, input scales ``ratio``
-    apart (equal scales: a right shift of 0 for both; then up to 20), against LiteRT."""
+    apart (equal scales: a right shift of 0 for both; then up to 20), the larger scale on
+    input ``larger`` (its stage is a shift: ADD's plan swaps the inputs to put it second),
+    against LiteRT."""
     info = np.iinfo(dtype)
     a = np.repeat(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
     b = np.tile(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
     q = [(0.02, 3), (float(np.float32(0.02 / ratio)), -5 if dtype == np.int8 else 250),
          (0.03, -1 if dtype == np.int8 else 128)]
+    if larger == 2:
+        q[:2] = q[1::-1]
     for fast, _, op in OPS:
         if op == "MUL":
             continue
