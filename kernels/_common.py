@@ -261,6 +261,11 @@ def direct(call):
     return call if variant is None else functools.partial(variant.entry_point, *call.args)
 
 
+def nothing():
+    """A bound call with no work (a step whose output is a view of a fixed buffer);
+    :mod:`nnsim.kernels.program` gives it no row."""
+
+
 def in_turn(*calls):
     """One bound call running the bound ``calls`` in order (:mod:`nnsim.kernels.program` runs
     each of them as a piece of its own)."""

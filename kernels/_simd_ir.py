@@ -3,7 +3,7 @@
 ``vpmaddwd`` products of the dot products, lane masks and masked stores, the transposing
 load (``vi_load_t4``). Functions of an llvmlite ``IRBuilder`` and vectors, with no numba in
 them: ``_jit`` (the one module that imports numba) wraps them as intrinsics and lists their
-contracts ("SIMD vectors"); the requantization table is
+contracts (:mod:`nnsim.kernels._simd_np`); the requantization table is
 :func:`nnsim.kernels.gemm.requant_params`.
 """
 

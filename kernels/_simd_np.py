@@ -1,7 +1,90 @@
 """The SIMD operations of :mod:`nnsim.kernels._jit` on numpy arrays of lanes (16 int32 /
 float32, 8 float32 for ``vh``, 32 int32 for ``vd``): what the cores call when they run as
-plain Python (``NNSIM_DISABLE_JIT=1``). Same results as the compiled operations, slowly; the
-contracts are listed in ``_jit`` ("SIMD vectors")."""
+plain Python (``NNSIM_DISABLE_JIT=1``). Same results as the compiled operations (numba
+intrinsics there, whose LLVM IR :mod:`nnsim.kernels._simd_ir` builds), slowly.
+
+The operations and their contracts (``_jit`` exports them by these names):
+
+Value types: ``vi`` (16 int32 lanes; also seen as 64 bytes), ``vf`` (16 float32 lanes) and
+``vh`` (8 float32 lanes: half the work on CPUs that split 512-bit operations in two; the
+``vf_`` arithmetic, clamp and masked store take either float type).
+Cores keep them in local variables, so a micro-kernel's accumulators stay in registers, which
+numba's auto-vectoriser cannot be made to do. Arrays passed to these functions must be 1-D and
+C-contiguous; ``idx`` counts elements of that array; nothing is bounds-checked.
+
+  vi_zero() / vf_zero()            all lanes 0
+  vi_splat(v) / vf_bcast(a, i)     every lane = int32 v / float32 a[i]
+  vi_load(a, i) / vf_load(a, i)    the 64 bytes from &a[i] (any dtype) / 16 floats from a[i]
+  vi_bcast4(a, i)                  every lane = the 4 bytes at &a[i] (as an int32)
+  vi_load_t4(a, i)                 the 64 bytes at &a[i] as 4 rows of 16 bytes transposed:
+                                   lane j = bytes a[i + j], a[i + 16 + j], a[i + 32 + j],
+                                   a[i + 48 + j] (low to high; a: a byte array)
+  vi_load8(a, i)                   the 16 bytes a[i:i + 16] as int32 lanes, sign-extended for
+                                   an int8 array, zero-extended for a uint8 one
+  vi_dpbusd(acc, u, s)             acc + sum of 4 products uint8(u) * int8(s) per lane
+                                   (AVX-512 VNNI vpdpbusd; int32 wrap-around, no saturation)
+  vi_dpwssd(acc, a, b)             acc + a.lo * b.lo + a.hi * b.hi per lane (int16 halves;
+                                   AVX-512 VNNI vpdpwssd; wraps); with b.hi == 0 it is
+                                   acc + a * b for a and b.lo in the int16 range
+  vi_xor, vi_add, vi_mul(a, b)     lane-wise (int32 add and mul wrap)
+  vi_or, vi_and(a, b); vi_shl, vi_lshr, vi_ashr(a, n)  lane-wise; shifts by the lanes of n
+                                   (0..31), lshr filling with zeros, ashr with the sign
+  vf_muladd(acc, a, b)             acc + a * b: one fused multiply-add when ``_jit.FMA``,
+                                   else rounded twice (fastmath stays off either way)
+  vi_requant(acc, qp, c, cpad, e, zp, lo, hi)  lane j (channel c + j, c even): clamp(MBQM(acc
+                                   + bias + e, m, shift) + zp, lo, hi), TFLite's double-
+                                   rounding MultiplyByQuantizedMultiplier (m in [0, 2**31));
+                                   qp: the 13 rows of cpad int32 of requant_params, read in
+                                   one 64-bit floor division on AVX-512, in two steps
+                                   (rows 0-6) elsewhere (see ``_jit._QP_ROWS``); a uint32 view
+                                   of it (gemm.shift_free: no left shifts) compiles
+                                   without the left shift
+  vq_load(qp, c, cpad)             the rows of channels c.. of qp that vi_requant reads, as a
+                                   ``vq`` value (vi in registers), for a loop that
+                                   requantizes many vectors of the same channels: loads from
+                                   qp inside a loop that stores are repeated every iteration
+                                   (arrays may alias)
+  vi_requantq(acc, q, e, zp, lo, hi)  vi_requant with the rows of vq_load
+  vi_requantb(acc, qp, c, cpad, zp, lo, hi), vi_requantqb(acc, q, zp, lo, hi)  the same for
+                                   an accumulator that already holds bias (and extra): a
+                                   core that starts its sums at vi_load(qp, c) (row 0, the
+                                   bias) saves an addition per vector
+  vi_requantr(acc, qp, c, cpad)    MBQM(acc) alone (acc holding bias and extra): no zero
+                                   point, no clamp, for vi_pack8q; vi_requantqr(acc, q) with
+                                   the rows of vq_load
+  vf_add(a, b); vf_clamp(v, lo, hi)  lane-wise; clamp = std::min(std::max(v, lo), hi)
+  vh_zero, vh_load, vh_bcast, vh_store  as the vf_ ones, 8 lanes
+  vi_store(v, a, i) / vf_store     16 int32 / float32 lanes to a[i:i + 16]
+  vi_store8(v, a, i)               the low byte of each lane to a[i:i + 16] (a: uint8/int8)
+  vi_pack8q(a, b, c, d, zp, lo, hi)  vi_pack8 of clamp(v + zp, lo, hi) for v = a, b, c, d
+                                   (lo >= -128, hi <= 255, lo <= hi): on AVX-512 with
+                                   saturating packs, the zero point added to 16-bit lanes
+                                   and the clamp on bytes
+  vi_store2(v, a, i, s) / vi_store4  the 64 bytes of v in 2 / 4 equal pieces, piece k to
+                                   a[i + k * s:] (a: a byte array), for packed pixels
+  vi_store2n(v, a, i, s, n)        vi_store2 of the first n (< 32) bytes of each piece
+  vb_prefetch(a, i)                a hint: the cache line of a[i] fetched for reading (no
+                                   effect on any result; nothing without the JIT)
+  vi_pack8(a, b, c, d)             the low bytes of the lanes of a, b, c, d as one 64-byte
+                                   vector (a's 16 bytes first), for one vi_store
+  vi_store8n(v, a, i, n) / vf_storen(v, a, i, n)   vi_store8 / vf_store of the first n lanes
+                                   only (masked: nothing else is read or written)
+  vd_zero()                        a ``vd``: 32 int32 lanes of pair sums awaiting a final
+                                   horizontal add (the AVX2 GEMM accumulates so)
+  vd_dpbusd(acc, u, s)             acc + u.b[2k] * s.b[2k] + u.b[2k+1] * s.b[2k+1] in lane k
+                                   (bytes of u unsigned, of s signed; exact int16 products:
+                                   one vpmaddwd per 16 lanes on AVX2)
+  vd_dpbssd(acc, u, s)             the same with the bytes of u signed
+  vd_sum(acc)                      a vi: lane j = acc[2j] + acc[2j + 1], so that
+                                   vd_sum(vd_dpbusd(vd_zero(), u, s)) == vi_dpbusd(0, u, s)
+  vb_sum64(a, i, f, n)             the sum of the first n (0..64) of the 64 bytes at &a[i],
+                                   each XOR the byte f, unsigned (int64; vpsadbw); all 64
+                                   bytes are read
+  vb_copy(src, s, dst, d, n, f)    copy n <= 64 bytes from &src[s] to &dst[d], each XOR the
+                                   byte f (masked: nothing else is read or written; byte
+                                   masks are cheap with AVX-512 only, see ``_jit.MASKED_BYTES``)
+  vb_copy16(src, s, dst, d, f)     vb_copy of 16 bytes, as one plain 16-byte load and store
+"""
 
 from __future__ import annotations
 

@@ -34,7 +34,7 @@ import time
 import numpy as np
 
 from nnsim.kernels import team as _team
-from nnsim.kernels._common import _in_turn, direct
+from nnsim.kernels._common import _in_turn, direct, nothing
 from nnsim.kernels._jit import JIT_ENABLED, call_address, monotonic_ns, njit
 
 __all__ = ["Program"]
@@ -126,7 +126,7 @@ class Program:
 
     def _pieces(self, call):
         """The step ``call`` as rows (lists) and Python calls, or None to call it whole."""
-        if getattr(call, "__name__", "") == "nothing":
+        if call is nothing:
             return []
         launch = getattr(call, "launch", None)
         if launch is not None:

@@ -186,7 +186,8 @@ def _work(team, index, wake):
             return
 
 
-def _wake(team):
+def wake(team):
+    """Wake the team's sleeping workers (after a launch reported some)."""
     for index, wake in enumerate(team.workers):
         slot = _STATE + _LINE * index
         if team.ctl[slot] == _ASLEEP:
@@ -235,7 +236,7 @@ def bound(step, args, parts: int, threads: int):
 
         def run():
             if launch():
-                _wake(team)
+                wake(team)
 
         run.keep = (args, table, part_call)   # what the table's addresses point into
         run.launch = (team, part_call.address, table.ctypes.data, parts, len(team.workers))
@@ -252,11 +253,6 @@ def serial(core, args):
         return None                              # core would compile another variant)
     call = _callback(core, args, part=False)
     return None if call is None else (call, _table(args))
-
-
-def wake(team):
-    """Wake the team's sleeping workers (after a launch reported some)."""
-    _wake(team)
 
 
 def _noop_part(table, t):

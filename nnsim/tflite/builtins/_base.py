@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.errors import BuiltinError, UnsupportedOperatorError
-from nnsim.kernels._common import same_padding
+from nnsim.kernels._common import nothing, same_padding   # noqa: F401 (nothing: re-exported)
 from nnsim.tflite.schema import NUMPY_DTYPES, ActivationFunctionType, Padding, TensorType
 
 __all__ = ["BuiltinError", "UnsupportedOperatorError", "Node", "BuiltinOp", "tflite_padding",
@@ -164,10 +164,6 @@ def fuse_code(node: Node, activation) -> int:
     if act > ActivationFunctionType.RELU6:
         raise node.error(f"fused activation {act.name} is not supported", unsupported=True)
     return int(act)
-
-
-def nothing():
-    """What a bound view-producing builtin runs: its output is a view of a fixed buffer."""
 
 
 def is_view_of(output, source) -> bool:
