@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 
 from .kernel_litert import T, run_op
 from .kernel_testutil import assert_same, random_q, requires_litert
-from nnsim.kernels import elementwise
+from nnsim.kernels import elementwise, threads
 from nnsim.kernels._jit import njit, vi_load, vi_splat, vi_store
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
 from nnsim.kernels.reference import elementwise as ref_elementwise
@@ -162,14 +162,17 @@ def test_add_sub_input_stage_in_int32_lanes_is_exact():
 
 
 @requires_litert
+@pytest.mark.parametrize("form", ["linear", "exact"])
 @pytest.mark.parametrize("larger", [1, 2])
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
 @pytest.mark.parametrize("ratio", [1.0, 3.7, 1000.0, 5000.0, 1e6])
-def test_add_sub_every_byte_pair_matches_litert(dtype, ratio, larger):
+def test_add_sub_every_byte_pair_matches_litert(dtype, ratio, larger, form, monkeypatch):
     """Every pair of input bytes (65,536 elements) through ADD and SUB, input scales ``ratio``
     apart (equal scales: a right shift of 0 for both; then up to 20), the larger scale on
     input ``larger`` (its stage is a shift: ADD's plan swaps the inputs to put it second),
-    against LiteRT."""
+    against LiteRT; by the linear form (every case here has one) and by the exact core."""
+    if form == "exact":
+        monkeypatch.setattr(elementwise, "_LINEAR_MIN_ELEMENTS", 1 << 40)
     info = np.iinfo(dtype)
     a = np.repeat(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
     b = np.tile(np.arange(info.min, info.max + 1), 256).astype(dtype).reshape(1, -1)
@@ -177,11 +180,66 @@ def test_add_sub_every_byte_pair_matches_litert(dtype, ratio, larger):
          (0.03, -1 if dtype == np.int8 else 128)]
     if larger == 2:
         q[:2] = q[1::-1]
-    for fast, _, op in OPS:
-        if op == "MUL":
-            continue
+    for code, (fast, _, op) in enumerate(OPS[:2]):
+        plan = elementwise.prepare_binary(code, a.shape, b.shape, a.dtype, b.dtype,
+                                          in1_scale=q[0][0], in1_zp=q[0][1], in2_scale=q[1][0],
+                                          in2_zp=q[1][1], out_scale=q[2][0], out_zp=q[2][1])
+        assert (plan.linear is not None) == (form == "linear")
         ours = fast(a, b, in1_scale=q[0][0], in1_zp=q[0][1], in2_scale=q[1][0], in2_zp=q[1][1],
                     out_scale=q[2][0], out_zp=q[2][1])
         (expected,) = run_op(op, [T(a.shape, dtype, *q[0]), T(b.shape, dtype, *q[1])],
                              [T(ours.shape, dtype, *q[2])], [a, b], {})
         assert_same(ours, expected, rtol=0, atol=0)
+
+
+def _byte_pairs(dtype_a, dtype_b, extra=0):
+    """Every pair of input values (65,536 elements, plus ``extra`` more from the start)."""
+    grids = []
+    for dtype, repeat in ((dtype_a, True), (dtype_b, False)):
+        info = np.iinfo(dtype)
+        values = np.arange(info.min, info.max + 1)
+        grid = np.repeat(values, 256) if repeat else np.tile(values, 256)
+        grids.append(np.concatenate([grid, grid[:extra]]).astype(dtype))
+    return grids
+
+
+# tf2_mobilenet_v2_1.0_224_ptq's ADD of 14x14x64 (int8): scales and zero points of input 1,
+# input 2 and the output. Its exact outputs are the floor of no linear function.
+_NO_LINEAR_FORM = [(0.18986915051937103, -6), (0.1699049174785614, -31),
+                   (0.18754954636096954, -14)]
+
+
+@requires_litert
+@pytest.mark.parametrize("count", [1, 2])
+def test_add_sub_linear_form_on_every_pair_matches_litert(rng, count):
+    """ADD and SUB bound (fixed buffers, ``count`` threads: parts of whole 64-element
+    blocks) over every pair of input values plus 37 more (a partial last block), random
+    types, scales, zero points and fused activations, and the one real ADD without a
+    linear form, against LiteRT. The plans' linear forms must cover most random cases."""
+    cases = [(np.int8, np.int8, _NO_LINEAR_FORM, 0)]
+    for _ in range(12):
+        dtype = (np.uint8, np.int8)[int(rng.integers(0, 2))]
+        info = np.iinfo(dtype)
+        q = [(float(np.float32(rng.uniform(0.002, 0.3))), int(rng.integers(info.min, info.max)))
+             for _ in range(3)]
+        cases.append((dtype, dtype, q, int(rng.integers(0, 4))))
+    found = 0
+    for ta, to, q, fuse in cases:
+        a, b = _byte_pairs(ta, ta, extra=37)
+        for code, op in ((0, "ADD"), (1, "SUB")):
+            plan = elementwise.prepare_binary(code, a.shape, b.shape, a.dtype, b.dtype, fuse=fuse,
+                                              in1_scale=q[0][0], in1_zp=q[0][1],
+                                              in2_scale=q[1][0], in2_zp=q[1][1],
+                                              out_scale=q[2][0], out_zp=q[2][1], out_dtype=to)
+            if q is _NO_LINEAR_FORM and op == "ADD":
+                assert plan.linear is None
+            found += plan.linear is not None
+            out = np.zeros(a.shape, to)
+            with threads.num_threads(count):
+                call = plan.bind(a, b, out)
+            call()
+            (expected,) = run_op(op, [T(a.shape, ta, *q[0]), T(b.shape, ta, *q[1])],
+                                 [T(a.shape, to, *q[2])], [a, b],
+                                 dict(FusedActivationFunction=fuse))
+            assert_same(out, expected, rtol=0, atol=0)
+    assert found >= 20   # of 25 random ones

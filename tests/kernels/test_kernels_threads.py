@@ -15,7 +15,7 @@ import threading
 import numpy as np
 import pytest
 
-from nnsim.kernels import threads
+from nnsim.kernels import elementwise, threads
 from nnsim.kernels.conv import prepare_conv_2d
 from nnsim.kernels.depthwise import prepare_depthwise_conv_2d
 from nnsim.kernels.elementwise import prepare_binary
@@ -122,10 +122,13 @@ def test_depthwise_threads_bit_identical(case, kind, rng):
 
 @pytest.mark.parametrize("op", [0, 1, 2])   # ADD, SUB, MUL
 @pytest.mark.parametrize("kind", ["uint8", "int8"])
-@pytest.mark.parametrize("size", [4096, 5003, 16 * 1000 + 9])
-def test_quantized_binary_threads_bit_identical(op, kind, size, rng):
-    """ADD/SUB/MUL split into ranges of whole 16-element vectors (the tail vector in the last
-    part)."""
+@pytest.mark.parametrize("size", [4096, 5003, 16 * 1000 + 9, 64 * 700 + 9])
+@pytest.mark.parametrize("form", ["linear", "exact"])
+def test_quantized_binary_threads_bit_identical(op, kind, size, form, rng, monkeypatch):
+    """ADD/SUB/MUL split into ranges of whole 16-element vectors, or of 64-element blocks for
+    ADD/SUB's linear form (the tail in the last part), from their thresholds on."""
+    if form == "exact":
+        monkeypatch.setattr(elementwise, "_LINEAR_MIN_ELEMENTS", 1 << 40)
     dt = np.dtype(kind)
     info = np.iinfo(dt)
     a = rng.integers(info.min, info.max + 1, (1, size)).astype(dt)
@@ -133,13 +136,17 @@ def test_quantized_binary_threads_bit_identical(op, kind, size, rng):
     zp = 3 if kind == "uint8" else -4
     plan = prepare_binary(op, a.shape, b.shape, dt, dt, fuse=1, in1_scale=0.05, in1_zp=zp,
                           in2_scale=0.03, in2_zp=zp + 2, out_scale=0.07, out_zp=zp - 1)
+    assert (plan.linear is not None) == (form == "linear" and op != 2)
+    least = (elementwise._LINEAR_PARALLEL_ELEMENTS if plan.linear is not None
+             else elementwise._PARALLEL_ELEMENTS)
     out_shape = plan.shape
     outs = []
     for n in (1, 2, 3):
         out = np.full(out_shape, 0x55, plan.out_dtype)
         with threads.num_threads(n):
             call = plan.bind(a, b, out)
-            assert getattr(call, "parts", 1) == n   # split in n parts (none: serial)
+            # split in n parts (none: serial)
+            assert getattr(call, "parts", 1) == (n if size >= least else 1)
             call()
         outs.append(out)
     np.testing.assert_array_equal(outs[1], outs[0])
