@@ -444,6 +444,11 @@ def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out,
         _store8(vi_requantqb(v, q, zp, lo, hi), out, o0 + ox * cout, count)
 
 
+#: Float 3x3 rows in 8-lane vectors only (CPUs without AVX-512): the 9 weights, bias and
+#: clamp bounds of 16 lanes need 24 of the 16 ymm registers; of 8 lanes, 12.
+_HALF_ROWS = SIMD_MODE == "avx2"
+
+
 @njit(_nrt=False)
 def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, parts, t):
@@ -465,7 +470,7 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
     # bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then an odd last position
     # in 8 lanes (one call site each: a second one compiled the inlined row again, 0.5 s more
     # at a cold start)
-    pairs = fast and cout == 8 and stride_w == 1
+    pairs = fast and cout == 8 and stride_w == 1 and not _HALF_ROWS
     for r in range(r_lo, r_hi):
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
@@ -473,15 +478,15 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
                      c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
-        for c in range(c_lo, c_hi, 16):
-            if fast and (cout - c > 8 or pairs):
+        for c in range(c_lo, c_hi, 8 if fast and _HALF_ROWS else 16):
+            if fast and not _HALF_ROWS and (cout - c > 8 or pairs):
                 _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
                                  16 if pairs else stride_w * cout, cout,
                                  16 if pairs else cout, w, c, cpad, bias, lo, hi, out, o0 + c,
                                  out_w // 2 if pairs else out_w, 16 if pairs else cout - c)
                 if not pairs or out_w % 2 == 0:
                     continue
-            if fast:   # the last <= 8 channels (or the odd last pair position): 8 lanes
+            if fast:   # 8 channels (or the odd last pair position): 8 lanes
                 i = (out_w - 1) * 8 if pairs else 0
                 _dw3x3_float_row8(src, rows[0] + c + i, rows[1] + c + i, rows[2] + c + i,
                                   stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,

@@ -137,6 +137,36 @@ def test_depthwise_pairs_equal_reference(shape, padding, stride, dtype, wdtype, 
     _check_threads(plan, x, out_shape, want)
 
 
+_DW_FLOAT_SHAPES = _DW_SHAPES + [((1, 7, 9, 12), "same"), ((1, 14, 14, 128), "same")]
+
+
+@on_avx2
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("shape,padding", _DW_FLOAT_SHAPES)
+def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
+    """Float 3x3 DEPTHWISE_CONV_2D on AVX2 runs its rows 8 channels at a time (the last ones
+    masked: 12, 40 channels) with 1-3 threads (parts of rows or channels), each output within
+    rounding of the reference's 9-term sum (fused multiply-adds)."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(zlib.crc32(repr((shape, padding, stride)).encode()))
+    c = shape[3]
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((1, 3, 3, c)).astype(np.float32)
+    bias = rng.standard_normal(c).astype(np.float32)
+    pt, pb, _ = tflite_padding(shape[1], 3, stride, 1, padding == "same")
+    pl, pr, _ = tflite_padding(shape[2], 3, stride, 1, padding == "same")
+    g = dict(depth_multiplier=1, stride_h=stride, stride_w=stride, pad_top=pt, pad_bottom=pb,
+             pad_left=pl, pad_right=pr)
+    plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, np.float32, w, bias, **g)
+    want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g)
+    magnitude = ref_depthwise.depthwise_conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
+    for n in (1, 2, 3):
+        out = np.full(out_shape, np.nan, np.float32)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+        assert_float_sums_close(out, want, magnitude, 10)
+
+
 @on_avx2
 @pytest.mark.parametrize("cout", [16, 40, 1001])
 @pytest.mark.parametrize("pixels", [1, 7])
@@ -166,5 +196,6 @@ def test_pair_kernels_compiled_for_haswell():
                           capture_output=True, text=True, timeout=1500, check=False)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
-    want = 1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 6   # all the others
+    want = (1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 2 * len(_DW_FLOAT_SHAPES)
+            + 6)   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
