@@ -201,7 +201,7 @@ class _BinaryPlan:
                     slopes.reverse()
                 if op == _SUB:
                     slopes[1] = -slopes[1]
-                self.linear = _linear_form(self.table, self.prm, *slopes, self.out_dtype)
+                self.linear = _linear_form(self.prm, params[2], *slopes)
             return
         for name, dtype in (("input1", a_dtype), ("input2", b_dtype)):
             if dtype not in cm.FLOAT_DTYPES:
@@ -220,20 +220,20 @@ class _BinaryPlan:
             a, b = (b, a) if self.swap else (a, b)
             flat = out.reshape(-1).view(np.uint8)
             if self.linear is not None:
-                args, core, step, block, least = ((_bytes(a), _bytes(b), self.linear, flat),
-                                                  _linear_core, _linear_step, 64,
-                                                  _LINEAR_PARALLEL_ELEMENTS)
+                args, step, block, least = ((_bytes(a), _bytes(b), self.linear, flat),
+                                            _linear_step, 64, _LINEAR_PARALLEL_ELEMENTS)
+                serial = partial(_linear_range, *args, np.int64(0), np.int64(out.size))
             else:
-                args, core, step, block, least = ((_bytes(a), _bytes(b), self.table, self.prm,
-                                                   flat), _quant_core, _quant_step, 16,
-                                                  _PARALLEL_ELEMENTS)
+                args, step, block, least = ((_bytes(a), _bytes(b), self.table, self.prm, flat),
+                                            _quant_step, 16, _PARALLEL_ELEMENTS)
+                serial = partial(_quant_core, *args)
             count = _threads.get_num_threads()
             blocks = -(-out.size // block)
             if count > 1 and out.size >= least:   # parts of whole blocks
                 parts = np.array([(block * lo, min(block * hi, out.size))
                                   for lo, hi in _threads.split(blocks, count)], np.int64)
                 return _threads.in_parts(step, (*args, parts), parts)
-            return partial(core, *args)
+            return serial
         if a.dtype != np.float32 or b.dtype != np.float32:
             return None
         return partial(_float_core, self.op, a.reshape(-1), b.reshape(-1), self.lo, self.hi,
@@ -248,7 +248,8 @@ class _BinaryPlan:
             fa, fb = (fb, fa) if self.swap else (fa, fb)
             flat = out.reshape(-1).view(np.uint8)
             if self.linear is not None:
-                _linear_core(_bytes(fa), _bytes(fb), self.linear, flat)
+                _linear_range(_bytes(fa), _bytes(fb), self.linear, flat, np.int64(0),
+                              np.int64(flat.size))
             else:
                 _quant_core(_bytes(fa), _bytes(fb), self.table, self.prm, flat)
             return out
@@ -264,27 +265,24 @@ def _slope(m, shift, m_out, shift_out):
     return math.ldexp(m * m_out, 20 + shift + shift_out - 62)
 
 
-def _linear_form(table, prm, alpha, beta, out_dtype):
+def _linear_form(prm, out_stage, alpha, beta):
     """``[P, Q, R, S, flip_a, flip_b, lo, hi]`` (int64) such that
     ``clamp((u * P + v * Q + R) >> S, lo, hi)`` in int32 lanes, u = byte_a ^ flip_a and
-    v = byte_b ^ flip_b, equals the exact core (``table``, ``prm``) for every pair of input
-    bytes, or None when no candidate does. ``alpha``, ``beta``: the real slopes (output units
-    per unit of u, v), from which P, Q = floor or ceil of slope * 2**S are tried.
+    v = byte_b ^ flip_b, equals the exact core (``prm``; ``out_stage``: the output's
+    multiplier and shift) for every pair of input bytes, or None when no candidate does.
+    ``alpha``, ``beta``: the real slopes (output units per unit of u, v), from which
+    P, Q = floor or ceil of slope * 2**S are tried.
 
-    For candidate (P, Q, S) every pair's exact output F bounds R: F > lo needs
-    u * P + v * Q + R >= F * 2**S, F < hi needs it < (F + 1) * 2**S; a non-empty
+    For candidate (P, Q, S) every pair's exact output F (:func:`_exact_pairs`) bounds R:
+    F > lo needs u * P + v * Q + R >= F * 2**S, F < hi needs it < (F + 1) * 2**S; a non-empty
     intersection over the 65,536 pairs gives a form exact for every input (its midpoint is
     taken). Sums are checked to stay inside int32 (no lane wraps). Some exact outputs are no
     floor of a linear function (ties rounded away from zero on both sides of it, the input
     stage's own rounding): then None."""
     flip_a, flip_b, lo, hi = int(prm[6]), int(prm[7]), int(prm[4]), int(prm[5])
-    grid = np.arange(256, dtype=np.uint8)
-    bytes_a, bytes_b = np.repeat(grid, 256), np.tile(grid, 256)
-    exact = np.empty(bytes_a.size, np.uint8)
-    _quant_core(bytes_a, bytes_b, table, prm, exact)
-    f = exact.view(np.int8) if np.dtype(out_dtype) == np.int8 else exact
-    f = f.astype(np.int64)
-    u, v = (bytes_a ^ flip_a).astype(np.int64), (bytes_b ^ flip_b).astype(np.int64)
+    grid = np.arange(256, dtype=np.int64)
+    u, v = np.repeat(grid, 256) ^ flip_a, np.tile(grid, 256) ^ flip_b
+    f = _exact_pairs(u, v, prm, *out_stage)
     above, below = f > lo, f < hi
     limit = 1 << 31
     for shift in _LINEAR_SHIFTS:
@@ -303,6 +301,26 @@ def _linear_form(table, prm, alpha, beta, out_dtype):
                     continue
                 return np.array([p, q, r, shift, flip_a, flip_b, lo, hi], np.int64)
     return None
+
+
+def _exact_pairs(u, v, prm, m, shift):
+    """The exact core's ADD/SUB outputs (values, clamped) for input lanes ``u``, ``v`` (int64
+    arrays: bytes after the flips), in numpy: the input stages of :func:`_input_stage` (a
+    shift stage is one too), the sum or difference, TFLite's MultiplyByQuantizedMultiplier
+    (``m``, ``shift``) of it as gemmlowp writes it, the zero point and the clamp. Plans use it
+    for their search, so the exact core need not compile when the linear form serves."""
+    def stage(x, mh, ml, ch, dm, r):
+        return (x * mh + ch + ((x >> 31) & dm) + ((x * ml + 1024) >> 11)) >> r
+
+    ra = stage(u - prm[1], *prm[8:13])
+    rb = stage(v - prm[2], *prm[13:18])
+    x = ra - rb if prm[0] == _SUB else ra + rb
+    x = (((x << max(shift, 0)) + 2**31) & 0xFFFFFFFF) - 2**31    # int32 wrap of the shift
+    high = (x * m + (1 << 30)) >> 31     # SaturatingRoundingDoublingHighMul, m >= 0
+    right = max(-shift, 0)
+    mask = (1 << right) - 1              # RoundingDivideByPOT: halves away from zero
+    y = (high >> right) + ((high & mask) > (mask >> 1) + (high < 0))
+    return np.clip(y + prm[3], prm[4], prm[5])
 
 
 def _bytes(x):
@@ -400,22 +418,17 @@ def _inputs16(a, b, i, flips, zps):
 
 
 @njit
-def _linear_core(a, b, lin, out):
-    """The linear form ``lin`` (:func:`_linear_form`) of all elements."""
-    _linear_range(a, b, lin, out, np.int64(0), np.int64(out.size))
-    return out
-
-
-@njit
 def _linear_step(a, b, lin, out, parts, t):
-    """Part ``t`` of :func:`_linear_core` (element ranges starting at multiples of 64)."""
+    """Part ``t`` of the linear form in parts (element ranges starting at multiples of 64)."""
     _linear_range(a, b, lin, out, parts[t, 0], parts[t, 1])
 
 
 @njit
 def _linear_range(a, b, lin, out, start, n):
-    """Elements ``start:n`` (``start`` a multiple of 64): whole blocks of 64 in place, the
-    last partial one through 64-byte scratch buffers."""
+    """The linear form ``lin`` (:func:`_linear_form`) of elements ``start:n`` (``start`` a
+    multiple of 64; int64 bounds): whole blocks of 64 in place, the last partial one through
+    64-byte scratch buffers. A serial bound call is the whole range (no wrapper function: a
+    compiled function less at a cold start)."""
     full = n - (n - start) % 64
     _linear_span(a, b, lin, out, start, full)
     if full < n:
@@ -441,7 +454,7 @@ def _linear_span(a, b, lin, out, start, n):
                             _linear16(a, b, i + 48, flips, form), 0, lo, hi), out, i, 16)
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False)
 def _linear16(a, b, i, flips, form):
     u, v = vi_xor(vi_load8(a, i), flips[0]), vi_xor(vi_load8(b, i), flips[1])
     return vi_ashr(vi_add(vi_add(vi_mul(u, form[0]), vi_mul(v, form[1])), form[2]), form[3])

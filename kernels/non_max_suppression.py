@@ -12,46 +12,12 @@ indices depend on it.
 """
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
-import math
-
 import numpy as np
 
-from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.kernels._jit import njit
+from nnsim.kernels.expf import expf, libm_expf
 
 __all__ = ["non_max_suppression", "expf"]
-
-
-def _libm_expf():
-    """The C library's ``expf`` (what LiteRT's ``std::exp(float)`` calls), or None."""
-    try:
-        fn = ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6").expf
-    except (OSError, AttributeError):
-        return None
-    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_float]
-    return fn
-
-
-_EXPF = _libm_expf()
-
-
-def expf(x):
-    """float32 ``exp`` as C's ``expf`` rounds it. numpy's float32 exp is its own SIMD code
-    and differs from glibc's in the last bit for about a third of inputs; numba's compiled
-    ``np.exp`` calls libm's ``expf``. Without libm, the double exp rounded to float32 (off
-    in ~1 in 2000 inputs)."""
-    if _EXPF is not None:
-        return np.float32(_EXPF(float(x)))
-    return np.float32(math.exp(float(x)))
-
-
-if JIT_ENABLED:
-    @njit
-    def _expf(x):
-        return np.exp(x)        # compiled: a call to libm's expf
-else:
-    _expf = expf
 
 
 def non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold,
@@ -181,7 +147,7 @@ def _nms_core(boxes, scores, max_output_size, iou_threshold, score_threshold, si
                 suppressed = True
                 break
             if soft:
-                score = np.float32(score * _expf(np.float32(np.float32(scale * iou) * iou)))
+                score = np.float32(score * libm_expf(np.float32(np.float32(scale * iou) * iou)))
             if score <= score_threshold:
                 break
             j -= 1

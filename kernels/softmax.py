@@ -13,7 +13,7 @@ Quantized: TFLite's fixed-point reference kernel (``reference_ops::Softmax``, us
 
 The output is on the fixed scale 1/256 with zero point 0 (uint8) / -128 (int8); ``out_scale`` /
 ``out_zp`` are only checked. Float: TFLite's float reference (``exp((x - max) * beta)`` in
-float32, sequential float32 sum, divide).
+float32 as the C library's ``expf`` computes it, sequential float32 sum, divide).
 
 Where TFLite stops with a ``TFLITE_CHECK`` this kernel differs: ``beta * in_scale * 2**26 <= 1``
 raises ``ValueError`` (NNAPI's CPU path fails the operation too); a row whose exponentials sum
@@ -30,6 +30,7 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels._jit import njit
+from nnsim.kernels.expf import expf_main, in_main_range, libm_expf
 from nnsim.kernels.fixed_point import (
     exp_on_negative_values,
     get_reciprocal,
@@ -205,16 +206,27 @@ def _softmax_quant_core(x, flip, m, left_shift, diff_min, qmin, qmax, table, out
 
 @njit
 def _softmax_float_core(x, beta, out):
+    """TFLite's float reference per row: ``expf((x - max) * beta)`` (:mod:`nnsim.kernels.expf`,
+    the C library's own value where its main path does not serve), the float32 sum in order,
+    the divisions."""
     rows, depth = x.shape
     for r in range(rows):
         max_in_row = x[r, 0]
         for c in range(1, depth):
             max_in_row = max(max_in_row, x[r, c])
+        outside = 0
+        for c in range(depth):
+            d = (x[r, c] - max_in_row) * beta
+            out[r, c] = expf_main(d)
+            outside += not in_main_range(d)
+        if outside:   # the C library's own values
+            for c in range(depth):
+                d = (x[r, c] - max_in_row) * beta
+                if not in_main_range(d):
+                    out[r, c] = libm_expf(d)
         total = np.float32(0.0)
         for c in range(depth):
-            e = np.exp((x[r, c] - max_in_row) * beta)
-            out[r, c] = e
-            total += e
+            total += out[r, c]
         for c in range(depth):
             out[r, c] = out[r, c] / total
     return out
