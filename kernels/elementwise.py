@@ -21,11 +21,12 @@ The quantized core reads int8 inputs as uint8 bytes ``x + 128`` with the zero po
 alike: one compiled core serves both types.
 
 ADD/SUB of two 8-bit inputs of the same shape has 65,536 possible input pairs; a plan
-computes all of them with the exact core and looks for a linear form in int32 lanes,
+computes the exact outputs of all of them (the core's arithmetic in numpy:
+:func:`_exact_pairs`) and looks for a linear form in int32 lanes,
 ``clamp((u * P + v * Q + R) >> S, lo, hi)`` (u, v: the bytes read as above), that gives every
 one of them (:func:`_linear_form`). When one exists the plan runs it (about 12 vector
-operations per 16 elements against 30: three requantizations); when none does, the exact
-core. Either way every output equals the exact core's.
+operations per 16 elements against 30: three requantizations; 42 of the shared models' 43
+ADDs have one); when none does, the exact core. Either way every output is the exact one.
 """
 
 from __future__ import annotations
@@ -130,8 +131,8 @@ def prepare_binary(op, a_shape, b_shape, a_dtype, b_dtype, *, fuse=0, in1_scale=
 #: :func:`_input_stage` of the input with the larger scale (multiplier 2**30, shift 0):
 #: ``MBQM(v << 20) = v << 19`` exactly.
 _SHIFT_STAGE = (1 << 19, 0, 0, 0, 0)
-#: The plan of an ADD/SUB of at least this many elements looks for the linear form (a search
-#: over the 65,536 input pairs: about 1-10 ms, and 80 ms without the JIT).
+#: The plan of an ADD/SUB of at least this many elements looks for the linear form (a numpy
+#: search over the 65,536 input pairs: 3.5 ms when the first candidate serves, 7 ms for none).
 _LINEAR_MIN_ELEMENTS = 2048
 #: The shifts the linear form tries, most precise first (int32 lanes limit S: |u * P| < 2**31).
 _LINEAR_SHIFTS = (22, 21, 20, 19, 18)
@@ -456,6 +457,8 @@ def _linear_span(a, b, lin, out, start, n):
 
 @njit(_nrt=False)
 def _linear16(a, b, i, flips, form):
+    """``(u * P + v * Q + R) >> S`` of elements ``i:i + 16`` (``form``: the splats of P, Q, R,
+    S; not inlined by numba: LLVM inlines it, and the compile is the same)."""
     u, v = vi_xor(vi_load8(a, i), flips[0]), vi_xor(vi_load8(b, i), flips[1])
     return vi_ashr(vi_add(vi_add(vi_mul(u, form[0]), vi_mul(v, form[1])), form[2]), form[3])
 
