@@ -169,11 +169,14 @@ def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
 
 @on_avx2
 @pytest.mark.parametrize("cout", [16, 40, 1001])
-@pytest.mark.parametrize("pixels", [1, 7])
-def test_float_tiles_and_classifier(cout, pixels):
-    """AVX2 float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or a few (the
-    6x16 tiles, pixels looped inside), each sum within rounding of the reference's (fused
-    multiply-adds, see assert_float_sums_close)."""
+@pytest.mark.parametrize("pixels", [1, 7, 20, 49, 196])
+def test_float_tiles_and_classifier(cout, pixels, monkeypatch):
+    """AVX2 float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or more (passes
+    of 6 and 5 pixels x 16 channels, pixels looped inside: 7 = a partial pass of 6, 20 = 4
+    of 5, 49 = 5 of 5 + 4 of 6, 196 = 2 of 5 + 31 of 6), each sum within rounding of the
+    reference's (fused multiply-adds, see assert_float_sums_close), and the same bits with
+    1-3 threads (parts of pixels or channels)."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(cout + pixels)
     x = rng.standard_normal((1, 1, pixels, 96)).astype(np.float32)
     w = rng.standard_normal((cout, 1, 1, 96)).astype(np.float32)
@@ -184,6 +187,7 @@ def test_float_tiles_and_classifier(cout, pixels):
     got = plan.run(x, np.empty(out_shape, np.float32))
     magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
     assert_float_sums_close(got, ref_conv.conv_2d(x, w, bias, **g), magnitude, 97)
+    _check_threads(plan, x, out_shape, got)
 
 
 @pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
@@ -197,5 +201,5 @@ def test_pair_kernels_compiled_for_haswell():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
     want = (1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 2 * len(_DW_FLOAT_SHAPES)
-            + 6)   # all the others
+            + 3 * 5)   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
