@@ -171,6 +171,10 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
         vi_load(qp, c + 48)
     for j in range(0, n, _ROWS):
         rows = min(_ROWS, n - j)
+        if rows == 1:   # a last pixel alone: its 4 sums only (7x7 layers: 49 = 12 * 4 + 1)
+            _mk4_one(src, rb[j], ex[j], dy, kh, gpr, wp, wo, ws, qp, c, cpad, zp, lo, hi,
+                     out, o0 + j * cout, cv, scratch)
+            break
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
         e0, e1, e2, e3 = _extras(ex, j, rows)
@@ -243,6 +247,32 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
             _emit(a31, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
             _emit(a32, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
             _emit(a33, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
+
+
+@njit(_nrt=False)
+def _mk4_one(src, r0, extra, dy, kh, gpr, wp, wo, ws, qp, c, cpad, zp, lo, hi, out, o, cv,
+             scratch):
+    """One pixel (patch runs at ``src[r0 + ky * dy]``) x 64 channels, as :func:`_mk4` computes
+    each of its pixels (sums from bias + ``extra``, the same taps in the same order): the last
+    pass of a 7x7 layer computed 4 pixels' sums for this one before, 6% of the layer."""
+    m = vi_load(scratch, _MASK)
+    e = vi_splat(extra)
+    a0, a1 = vi_add(vi_load(qp, c), e), vi_add(vi_load(qp, c + 16), e)
+    a2, a3 = vi_add(vi_load(qp, c + 32), e), vi_add(vi_load(qp, c + 48), e)
+    p = wo
+    for ky in range(kh):
+        t = ky * dy
+        for _ in range(gpr):
+            b = vi_xor(vi_bcast4(src, r0 + t), m)
+            a0, a1 = vi_dpbusd(a0, b, vi_load(wp, p)), vi_dpbusd(a1, b, vi_load(wp, p + 64))
+            a2 = vi_dpbusd(a2, b, vi_load(wp, p + 128))
+            a3 = vi_dpbusd(a3, b, vi_load(wp, p + 192))
+            p += ws
+            t += 4
+    _emit(a0, qp, c, cpad, zp, lo, hi, out, o, cv, scratch)
+    _emit(a1, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
+    _emit(a2, qp, c + 32, cpad, zp, lo, hi, out, o + 32, cv - 32, scratch)
+    _emit(a3, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
 
 
 @njit(_nrt=False)

@@ -593,10 +593,10 @@ def test_float_conv_tiles_of_every_width(cout, kernel):
 def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
     """1x1 layers of 64-channel tiles (4 columns), 2-column tiles (whole, or of 24 channels:
     masked 24-byte pieces) and 1-column tiles (8 pixels at a time, then 4), with 64-pixel
-    blocks ending in groups of 1, 2, 3 and 4 pixels (7 after the 8-pixel groups): whole
-    groups take the packed stores, partial ones the per-vector ones; against TFLite's
-    reference kernels."""
-    for h, w in ((5, 13), (3, 22), (7, 9), (4, 16)):   # 65, 66, 63, 64 pixels
+    blocks ending in groups of 1, 2, 3 and 4 pixels (7 after the 8-pixel groups; a lone
+    last pixel of a 64-channel tile has its own loop): whole groups take the packed stores,
+    partial ones the per-vector ones; against TFLite's reference kernels."""
+    for h, w in ((5, 13), (3, 22), (7, 9), (4, 16), (7, 7)):   # 65, 66, 63, 64, 49 pixels
         x = random_q(rng, dtype, (1, h, w, 24))
         quant = dict(in_scale=0.02, in_zp=int(rng.integers(-20, 20)) + (128 if dtype == np.uint8
                                                                          else 0),
