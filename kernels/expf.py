@@ -8,7 +8,7 @@ x86-64 with FMA, the build every AVX2 or AVX-512 machine runs, it computes for `
     k = round(z)                        (adding and subtracting 1.5 * 2**52)
     r = x * INV - k                     (fused: one rounding)
     s = 2**(k / 32) = T[k mod 32] * 2**(k div 32)
-    expf(x) = float((C0 * r + C1) * r**2 + (C2 * r + 1)) * s)
+    expf(x) = float(((C0 * r + C1) * r**2 + (C2 * r + 1)) * s)
 
 with T[i] = 2**(i / 32) rounded to a double and C0-C2 its cubic's coefficients scaled by
 32**-3, 32**-2, 32**-1. :func:`expf_main` does the same without a fused multiply-add: INV =
@@ -19,8 +19,8 @@ float32 of (-88, 88) (2.24e9 values, glibc 2.36): no difference. For ``|x| >= 88
 (glibc's special cases: overflow, underflow, the subnormal range) the caller asks the C library
 itself (:func:`libm_expf`).
 
-Why: a softmax of 1001 classes spent 4.7 us in 1001 calls; without them its loop runs
-straight through (tests/kernels/test_kernels_expf.py holds the comparison).
+Why: a 1x1001 float SOFTMAX took 4.0 us, most of it in 1001 calls; 2.5 us without them
+(Zen 5; tests/kernels/test_kernels_expf.py holds the comparisons).
 """
 
 from __future__ import annotations
