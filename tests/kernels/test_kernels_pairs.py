@@ -144,8 +144,8 @@ _DW_FLOAT_SHAPES = _DW_SHAPES + [((1, 7, 9, 12), "same"), ((1, 14, 14, 128), "sa
 @pytest.mark.parametrize("stride", [1, 2])
 @pytest.mark.parametrize("shape,padding", _DW_FLOAT_SHAPES)
 def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
-    """Float 3x3 DEPTHWISE_CONV_2D on AVX2 runs its rows 8 channels at a time (the last ones
-    masked: 12, 40 channels) with 1-3 threads (parts of rows or channels), each output within
+    """Float 3x3 DEPTHWISE_CONV_2D on AVX2 runs its rows 8 channels at a time (the last 4 of 12
+    channels masked) with 1-3 threads (parts of rows or channels), each output within
     rounding of the reference's 9-term sum (fused multiply-adds)."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(zlib.crc32(repr((shape, padding, stride)).encode()))
