@@ -15,9 +15,9 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels._jit import njit
-from nnsim.kernels.expf import expf, libm_expf
+from nnsim.kernels.expf import libm_expf
 
-__all__ = ["non_max_suppression", "expf"]
+__all__ = ["non_max_suppression"]
 
 
 def non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_threshold,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels.non_max_suppression import expf
+from nnsim.kernels.expf import expf
 
 F = np.float32
 
