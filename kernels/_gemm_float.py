@@ -69,7 +69,7 @@ def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi
         _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
              cout - c0, scratch)
     elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
-        _fh1x8(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
+        _fh1x8(src, rb, 0, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
                cout - c0)
     elif ncol == 1:   # 16 channels: 8 pixels at a time
         _fk8x1(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
@@ -92,8 +92,11 @@ def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, h
     for c in range(ncol):
         cc = c0 + 16 * c
         if cout - cc <= 8:
-            _fh1x8(src, rb, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi, out,
-                   o + 16 * c, cout, cout - cc)
+            twelve = n - n % 12
+            _fh12x8(src, rb, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi, out,
+                    o + 16 * c, cout, cout - cc)
+            _fh1x8(src, rb, twelve, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
+                   hi, out, o + 16 * c, cout, cout - cc)
         else:
             if five > 0:
                 _fh5x16(src, rb, five, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
@@ -296,9 +299,55 @@ def _emit_h(v, bias, c, lo, hi, out, o, count):
 
 
 @njit(_nrt=False)
-def _fh1x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
+def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
+    """Pixels ``0:n - n % 12``, 12 at a time, x at most 8 channels in 8-lane vectors (AVX2:
+    12 accumulators, one weight vector and one broadcast of the 16 ymm registers; 8 pixels
+    left each sum waiting on the fused multiply-add's latency)."""
+    for j in range(0, n - n % 12, 12):
+        o = o0 + j * cout
+        r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
+        r6, r7, r8, r9 = rb[j + 6], rb[j + 7], rb[j + 8], rb[j + 9]
+        r10, r11 = rb[j + 10], rb[j + 11]
+        a0, a1, a2, a3 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+        a4, a5, a6, a7 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+        a8, a9, a10, a11 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
+        p = wo
+        for ky in range(kh):
+            t = ky * dy
+            for _ in range(seg):
+                w0 = vh_load(wp, p)
+                p += ws
+                a0 = vf_muladd(a0, vh_bcast(src, r0 + t), w0)
+                a1 = vf_muladd(a1, vh_bcast(src, r1 + t), w0)
+                a2 = vf_muladd(a2, vh_bcast(src, r2 + t), w0)
+                a3 = vf_muladd(a3, vh_bcast(src, r3 + t), w0)
+                a4 = vf_muladd(a4, vh_bcast(src, r4 + t), w0)
+                a5 = vf_muladd(a5, vh_bcast(src, r5 + t), w0)
+                a6 = vf_muladd(a6, vh_bcast(src, r6 + t), w0)
+                a7 = vf_muladd(a7, vh_bcast(src, r7 + t), w0)
+                a8 = vf_muladd(a8, vh_bcast(src, r8 + t), w0)
+                a9 = vf_muladd(a9, vh_bcast(src, r9 + t), w0)
+                a10 = vf_muladd(a10, vh_bcast(src, r10 + t), w0)
+                a11 = vf_muladd(a11, vh_bcast(src, r11 + t), w0)
+                t += 1
+        _emit_h(a0, bias, c, lo, hi, out, o, cv)
+        _emit_h(a1, bias, c, lo, hi, out, o + cout, cv)
+        _emit_h(a2, bias, c, lo, hi, out, o + 2 * cout, cv)
+        _emit_h(a3, bias, c, lo, hi, out, o + 3 * cout, cv)
+        _emit_h(a4, bias, c, lo, hi, out, o + 4 * cout, cv)
+        _emit_h(a5, bias, c, lo, hi, out, o + 5 * cout, cv)
+        _emit_h(a6, bias, c, lo, hi, out, o + 6 * cout, cv)
+        _emit_h(a7, bias, c, lo, hi, out, o + 7 * cout, cv)
+        _emit_h(a8, bias, c, lo, hi, out, o + 8 * cout, cv)
+        _emit_h(a9, bias, c, lo, hi, out, o + 9 * cout, cv)
+        _emit_h(a10, bias, c, lo, hi, out, o + 10 * cout, cv)
+        _emit_h(a11, bias, c, lo, hi, out, o + 11 * cout, cv)
+
+
+@njit(_nrt=False)
+def _fh1x8(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """:func:`_fk8x1` for at most 8 channels, in 8-lane vectors."""
-    for j in range(0, n, 8):
+    for j in range(j0, n, 8):
         rows = min(8, n - j)
         o = o0 + j * cout
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]

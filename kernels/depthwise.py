@@ -461,8 +461,11 @@ def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clam
 @njit(_nrt=False)
 def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
-    """As :func:`_dw_quant_part`, float32."""
+    """As :func:`_dw_quant_part`, float32. A 3x3 row whose three input rows all lie inside
+    the input reads them in place (:func:`_in_place_columns`): the ring then holds only the
+    few pixels its first and last windows read, so the input is not copied."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
+    h, w_in, pt, pl = dims[0], dims[1], dims[2], dims[3]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
     lo, hi = clamp[0], clamp[1]
     fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
@@ -471,33 +474,92 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
     # in 8 lanes (one call site each: a second one compiled the inlined row again, 0.5 s more
     # at a cold start)
     pairs = fast and cout == 8 and stride_w == 1 and not _HALF_ROWS
+    step = stride_w * cout
+    ox_lo, ox_hi = _in_place_columns(ring and fast and stride_w == 2 and cout % 8 == 0, w_in, pl,
+                                     stride_w, out_w)
     for r in range(r_lo, r_hi):
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
-                     c_hi, np.uint8(0), np.uint8(0))
+        iy0 = oy * geo[2] - pt
+        in_place = ox_lo < ox_hi and iy0 >= 0 and iy0 + 2 < h
+        if in_place:   # rows of x (column -pl at x0), the edge windows' pixels in the ring
+            x0 = ((b * h + iy0) * w_in - pl) * cout
+            _edge_rows(xb, sb, dims, slots, rows, b, iy0, cout, ox_lo, ox_hi, stride_w, out_w)
+        else:
+            _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
+                         c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 8 if fast and _HALF_ROWS else 16):
-            if fast and not _HALF_ROWS and (cout - c > 8 or pairs):
-                _dw3x3_float_row(src, rows[0] + c, rows[1] + c, rows[2] + c,
-                                 16 if pairs else stride_w * cout, cout,
-                                 16 if pairs else cout, w, c, cpad, bias, lo, hi, out, o0 + c,
-                                 out_w // 2 if pairs else out_w, 16 if pairs else cout - c)
-                if not pairs or out_w % 2 == 0:
+            # window positions ox0:ox0 + count from a (the ring, or x for the inside ones)
+            for segment in range(3 if in_place else 1):
+                a, a0, a1, a2, ox0, count = src, rows[0] + c, rows[1] + c, rows[2] + c, 0, out_w
+                if segment == 1:
+                    count = ox_lo
+                elif segment == 2:
+                    ox0, count = ox_hi, out_w - ox_hi
+                elif in_place:
+                    a, ox0, count = x, ox_lo, ox_hi - ox_lo
+                    a0 = x0 + c
+                    a1, a2 = a0 + w_in * cout, a0 + 2 * w_in * cout
+                if count == 0:
                     continue
-            if fast:   # 8 channels (or the odd last pair position): 8 lanes
-                i = (out_w - 1) * 8 if pairs else 0
-                _dw3x3_float_row8(src, rows[0] + c + i, rows[1] + c + i, rows[2] + c + i,
-                                  stride_w * cout, cout, w, c, cpad, bias, lo, hi, out,
-                                  o0 + c + i, 1 if pairs else out_w, cout - c)
-                continue
-            for ox in range(out_w):
-                acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw,
-                                     dil_w * cout, w, c, cpad)
-                # TFLite: ActivationFunctionWithMinMax(total + bias)
-                r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
-                _store_f(r_, out, o0 + ox * cout + c, cout - c)
+                a0, a1, a2 = a0 + ox0 * step, a1 + ox0 * step, a2 + ox0 * step
+                oc = o0 + c + ox0 * cout
+                if fast and not _HALF_ROWS and (cout - c > 8 or pairs):
+                    _dw3x3_float_row(a, a0, a1, a2, 16 if pairs else step, cout,
+                                     16 if pairs else cout, w, c, cpad, bias, lo, hi, out, oc,
+                                     out_w // 2 if pairs else count, 16 if pairs else cout - c)
+                    if not pairs or out_w % 2 == 0:
+                        continue
+                if fast:   # 8 channels (or the odd last pair position): 8 lanes
+                    i = (out_w - 1) * 8 if pairs else 0
+                    _dw3x3_float_row8(a, a0 + i, a1 + i, a2 + i, step, cout, w, c, cpad, bias,
+                                      lo, hi, out, oc + i, 1 if pairs else count, cout - c)
+                    continue
+                for ox in range(out_w):
+                    acc = _dw_float_taps(src, rows, ox * step + c, kh, kw, dil_w * cout, w, c,
+                                         cpad)
+                    # TFLite: ActivationFunctionWithMinMax(total + bias)
+                    r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
+                    _store_f(r_, out, o0 + ox * cout + c, cout - c)
+
+
+@njit(_nrt=False)
+def _in_place_columns(possible, w_in, pl, stride_w, out_w):
+    """``(ox_lo, ox_hi)``: the output columns whose 3-wide windows lie inside the input row
+    (read in place), or ``(0, 0)`` when none is or ``possible`` is false. In place needs
+    the ring (depth multiplier 1), the 3x3 undilated rows and whole 8-channel vectors (a
+    vector load of the last channels then ends at the input's end; the ring has 16 elements
+    more)."""
+    if not possible:
+        return 0, 0
+    ox_lo = (pl + stride_w - 1) // stride_w
+    ox_hi = min(out_w, (w_in - 3 + pl) // stride_w + 1) if w_in >= 3 else 0
+    return (ox_lo, ox_hi) if ox_lo < ox_hi else (0, 0)
+
+
+@njit(_nrt=False)
+def _edge_rows(xb, sb, dims, slots, rows, b, iy0, cout, ox_lo, ox_hi, stride_w, out_w):
+    """For an output row read in place from input rows ``iy0:iy0 + 3``: ``rows[ky]`` = where
+    ring row ``iy0 + ky`` starts, holding (with its padding columns) the input pixels the
+    windows of columns ``0:ox_lo`` and ``ox_hi:out_w`` read; the slots are marked as holding
+    no whole row (a row read through the ring later is copied whole)."""
+    h, w_in, pl, wp, span = dims[0], dims[1], dims[3], dims[5], dims[6]
+    length = wp * cout
+    left = min(w_in, (ox_lo - 1) * stride_w + 3 - pl) if ox_lo > 0 else 0
+    right = max(left, ox_hi * stride_w - pl) if ox_hi < out_w else w_in
+    for ky in range(3):
+        iy = iy0 + ky
+        slot = iy % span
+        rows[ky] = slot * length
+        slots[slot] = -(1 << 40)
+        d, s = (slot * length + pl * cout) * 4, (b * h + iy) * w_in * cout * 4
+        if left > 0:
+            _copy_run(xb, s, sb, d, left * cout * 4, np.uint8(0))
+        if right < w_in:
+            o = right * cout * 4
+            _copy_run(xb, s + o, sb, d + o, (w_in - right) * cout * 4, np.uint8(0))
 
 
 @njit(_nrt=False, inline="always")

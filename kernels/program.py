@@ -46,21 +46,24 @@ _FN, _TABLE, _PARTS, _WORKERS, _STAMP = range(5)
 
 
 @njit
-def _run_rows(rows, stamps, ctl):
-    """Run each row: ``parts == 0``: ``callback(table, 0)``; ``parts > 0``: the layer's parts
-    on the team whose control array is ``ctl``; ``parts < 0``: nothing. After a step's last row
-    (``stamp >= 0``) the clock goes to ``stamps[stamp]``. Returns how many workers a launch
-    found asleep."""
-    asleep = 0
-    for i in range(rows.shape[0]):
+def _run_rows(rows, stamps, ctl, start):
+    """Run rows ``start:``: ``parts == 0``: ``callback(table, 0)``; ``parts > 0``: the layer's
+    parts on the team whose control array is ``ctl``; ``parts < 0``: nothing. After a step's
+    last row (``stamp >= 0``) the clock goes to ``stamps[stamp]``. Returns -1 when every row
+    ran, or, after a launch that found workers asleep, the next row's index: the caller wakes
+    them (from Python) and resumes there, so that the rest of the invoke has them."""
+    for i in range(start, rows.shape[0]):
+        asleep = 0
         if rows[i, _PARTS] == 0:
             call_address(rows[i, _FN], rows[i, _TABLE], 0)
         elif rows[i, _PARTS] > 0:
-            asleep += _team._launch(ctl, rows[i, _FN], rows[i, _TABLE], rows[i, _PARTS],
-                                    rows[i, _WORKERS])
+            asleep = _team._launch(ctl, rows[i, _FN], rows[i, _TABLE], rows[i, _PARTS],
+                                   rows[i, _WORKERS])
         if rows[i, _STAMP] >= 0:
             stamps[rows[i, _STAMP]] = monotonic_ns()
-    return asleep
+        if asleep:
+            return i + 1
+    return -1
 
 
 class Program:
@@ -95,8 +98,13 @@ class Program:
             return
         for first, call in self._segments:
             if call is None:   # first: the rows
-                if _run_rows(first, stamps, self._ctl):
+                # a worker asleep (an invoke after a pause longer than team.SPINS) is woken
+                # at the first launch that finds it so: waking it after the whole stretch
+                # left every layer of that invoke to this thread
+                resume = _run_rows(first, stamps, self._ctl, 0)
+                while resume >= 0:
                     _team.wake(self.team)
+                    resume = _run_rows(first, stamps, self._ctl, resume)
             else:              # first: the stamp index, or -1 within a step
                 call()
                 if first >= 0:

@@ -194,6 +194,41 @@ def test_depthwise_numba_matches_reference(case):
                 ref_depthwise.depthwise_conv_2d(x, w, bias, **args))
 
 
+@pytest.mark.parametrize("shape,pads", [
+    ((1, 112, 112, 16), (0, 1, 0, 1)),   # MobileNet's stride-2 layers (TF SAME, even sizes)
+    ((2, 9, 11, 40), (1, 1, 1, 1)),      # a batch, odd sizes, padding on every side
+    ((1, 8, 9, 24), (0, 0, 0, 0)),       # VALID: every row and column read in place
+    ((1, 4, 3, 32), (1, 1, 1, 1)),       # one column inside (the others are edges)
+    ((1, 7, 9, 12), (1, 1, 1, 1)),       # 12 channels: through the ring, as before
+])
+def test_depthwise_float_stride2_in_place(shape, pads):
+    """Float 3x3 stride-2 depthwise rows whose three input rows lie inside the input read
+    them in place, the edge windows' pixels from the ring: each output within rounding of the
+    reference's 9-term sum, the same bits with 1-3 threads (parts of rows or channels)."""
+    from nnsim.kernels import threads
+    rng = np.random.default_rng(shape[1] * 100 + shape[3])
+    c = shape[3]
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((1, 3, 3, c)).astype(np.float32)
+    bias = rng.standard_normal(c).astype(np.float32)
+    g = dict(depth_multiplier=1, stride_h=2, stride_w=2, pad_top=pads[0], pad_bottom=pads[1],
+             pad_left=pads[2], pad_right=pads[3], fuse=1)
+    plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, np.float32, w, bias, **g)
+    want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g)
+    magnitude = ref_depthwise.depthwise_conv_2d(np.abs(x), np.abs(w), np.abs(bias),
+                                                **dict(g, fuse=0))
+    first = None
+    for n in (1, 2, 3):
+        out = np.full(out_shape, np.nan, np.float32)
+        with threads.num_threads(n):
+            plan.bind(x, out)()
+            plan.bind(x, out)()   # again: the ring's rows are not stale
+        assert_float_sums_close(out, want, magnitude, 10)
+        if first is None:
+            first = out
+        assert np.array_equal(out, first), f"{n} threads"
+
+
 @settings(max_examples=40, deadline=None)
 @given(conv_cases())
 def test_fully_connected_numba_matches_reference(case):

@@ -168,14 +168,16 @@ def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
 
 
 @on_avx2
-@pytest.mark.parametrize("cout", [16, 40, 1001])
+@pytest.mark.parametrize("cout", [8, 16, 40, 1001])
 @pytest.mark.parametrize("pixels", [1, 7, 20, 49, 196])
 def test_float_tiles_and_classifier(cout, pixels, monkeypatch):
     """AVX2 float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or more (passes
     of 6 and 5 pixels x 16 channels, pixels looped inside: 7 = a partial pass of 6, 20 = 4
-    of 5, 49 = 5 of 5 + 4 of 6, 196 = 2 of 5 + 31 of 6), each sum within rounding of the
-    reference's (fused multiply-adds, see assert_float_sums_close), and the same bits with
-    1-3 threads (parts of pixels or channels)."""
+    of 5, 49 = 5 of 5 + 4 of 6, 196 = 2 of 5 + 31 of 6; the last <= 8 channels (cout 8, 40)
+    in passes of 12 pixels, then of 8: 20 = 12 + 8, 49 = 4 * 12 + 1, 196 = 16 * 12 + 4),
+    each sum within rounding of the reference's (fused multiply-adds, see
+    assert_float_sums_close), and the same bits with 1-3 threads (parts of pixels or
+    channels)."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(cout + pixels)
     x = rng.standard_normal((1, 1, pixels, 96)).astype(np.float32)
@@ -190,6 +192,27 @@ def test_float_tiles_and_classifier(cout, pixels, monkeypatch):
     _check_threads(plan, x, out_shape, got)
 
 
+@on_avx2
+@pytest.mark.parametrize("shape", [(1, 23, 29, 3), (2, 10, 11, 3)])
+def test_float_first_layer_of_8_channels(shape, monkeypatch):
+    """A float first layer on AVX2 (3x3, stride 2, SAME, 3 -> 8 channels: MobileNet v1 0.25's)
+    read in place (InPlaceFloatPlan), its 8 channels in passes of 12 and 8 pixels: each sum
+    within rounding of the reference's 27 terms, the same bits with 1-3 threads."""
+    monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
+    rng = np.random.default_rng(shape[1])
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((8, 3, 3, 3)).astype(np.float32)
+    bias = rng.standard_normal(8).astype(np.float32)
+    pt, pb, _ = tflite_padding(shape[1], 3, 2, 1, True)
+    pl, pr, _ = tflite_padding(shape[2], 3, 2, 1, True)
+    g = dict(stride_h=2, stride_w=2, pad_top=pt, pad_bottom=pb, pad_left=pl, pad_right=pr)
+    plan, out_shape = conv.prepare_conv_2d(x.shape, x.dtype, w, bias, **g)
+    got = plan.run(x, np.empty(out_shape, np.float32))
+    magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
+    assert_float_sums_close(got, ref_conv.conv_2d(x, w, bias, **g), magnitude, 28)
+    _check_threads(plan, x, out_shape, got)
+
+
 @pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
 def test_pair_kernels_compiled_for_haswell():
     """The tests above in a child compiling for Haswell (AVX2 + FMA, no AVX-512)."""
@@ -201,5 +224,5 @@ def test_pair_kernels_compiled_for_haswell():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
     want = (1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 2 * len(_DW_FLOAT_SHAPES)
-            + 3 * 5)   # all the others
+            + 4 * 5 + 2)   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary

@@ -86,3 +86,31 @@ def test_first_run_calls_from_python(monkeypatch):
     assert prog._segments is None
     prog.run()
     assert prog._segments is not None and (made or not program.COMPILED)
+
+
+@pytest.mark.skipif(not (JIT_ENABLED and program.COMPILED) or team._cpus() < 2,
+                    reason="no compiled program or one CPU")
+def test_sleeping_worker_woken_within_a_compiled_stretch():
+    """An invoke that starts with the worker asleep (the last one ended longer than
+    team.SPINS ago, as when a 1-thread invoke of 40 ms ran in between) wakes it at the
+    stretch's first layer, not after the stretch: the layers after it share their parts.
+    Oracle: part 0 of a layer sees part 1 running at the same time only on two threads."""
+    from tests.kernels.test_team import _meet_step
+    team.start(1)
+    flags = [np.zeros(48, np.int64) for _ in range(12)]
+    prog = program.Program([team.bound(_meet_step, (f, 20_000_000), 2, 2) for f in flags])
+    prog.run()   # the first run, from Python; then the stretch
+    prog.run()
+    assert [len(first) for first, call in prog._segments] == [12]
+    for f in flags:
+        f[:] = 0
+    started = time.monotonic()
+    while team._TEAM.ctl[team._STATE] != team._ASLEEP:
+        assert time.monotonic() < started + 10, "the worker never slept"
+        time.sleep(0.002)
+    prog.run()
+    met = [int(f[0]) for f in flags]
+    assert all(f[16] == 1 and f[32] == 1 for f in flags)
+    # the first layer found the worker asleep and ran both parts itself; the worker, woken
+    # then, meets part 0 in the layers after it (a few may pass while it wakes)
+    assert met[0] == 0 and sum(met) >= 6, met
