@@ -60,6 +60,31 @@ def quantize_into(x, out, *, out_scale, out_zp) -> bool:
     return True
 
 
+def bind_quantize(x, out, *, out_scale, out_zp):
+    """:func:`quantize_into` bound to fixed ``x`` and ``out``: a call of no arguments (a
+    compiled core's partial, which a compiled program runs without Python), or None when
+    the arrays do not allow it."""
+    if not (x.dtype == np.float32 and out.dtype in (np.uint8, np.int8) and x.shape == out.shape
+            and x.flags.c_contiguous and out.flags.c_contiguous):
+        return None
+    qmin, qmax = qrange(out.dtype)
+    return partial(_quantize_core, x.reshape(-1), np.float32(out_scale), int(out_zp), qmin,
+                   qmax, out.reshape(-1).view(np.uint8))
+
+
+def bind_dequantize(x, out, *, in_scale, in_zp):
+    """:func:`dequantize_into` bound to fixed ``x`` and ``out`` (as :func:`bind_quantize`),
+    or None when the arrays or the zero point do not allow it."""
+    if not (x.dtype in (np.uint8, np.int8) and out.dtype == np.float32 and x.shape == out.shape
+            and x.flags.c_contiguous and out.flags.c_contiguous and abs(int(in_zp)) < 1 << 20):
+        return None
+    xb, flip, zp = x.reshape(-1), x.dtype.type(0), int(in_zp)
+    if x.dtype == np.int8:   # read as uint8 + 128 (as _dequantize_flat)
+        xb, flip, zp = xb.view(np.uint8), np.uint8(128), zp + 128
+    return partial(_dequantize_small_core, xb, flip, np.int32(zp), np.float32(in_scale),
+                   out.reshape(-1))
+
+
 def dequantize_into(x, out, *, in_scale, in_zp) -> bool:
     """Per-tensor :func:`dequantize` of 8-bit ``x`` written into float32 ``out`` (same shape,
     both C-contiguous); False (nothing written) when the arrays do not allow it."""

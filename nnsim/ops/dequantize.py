@@ -14,7 +14,8 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.quantize import dequantize as dequantize_kernel
-from nnsim.kernels.quantize import dequantize_into
+from nnsim.kernels.quantize import bind_dequantize, dequantize_into
+from nnsim.ops._common import bound_runner
 from nnsim.ops.base import OperationSpec, context_runner
 from nnsim.types import FL1, FL3, OperandType, OperationCode
 
@@ -61,11 +62,13 @@ def plan(ctx):
     buffer = aligned_empty(ctx.output_shapes[0], np.float32)
     result = [buffer]
 
-    def run(values):
+    def fallback(values):
         if dequantize_into(values[0], buffer, in_scale=src.scale, in_zp=src.zero_point):
             return result
         return general(values)
-    return run
+    # bound to its input array: a compiled call in an executor chain (no Python call)
+    return bound_runner(lambda x: bind_dequantize(x, buffer, in_scale=src.scale,
+                                                  in_zp=src.zero_point), fallback, result)
 
 
 SPEC = OperationSpec(OperationCode.DEQUANTIZE, validate, prepare, execute,

@@ -226,7 +226,11 @@ class _Chain:
         self.key = _model_input_key(model, values)
         self.threads = get_num_threads()
         self.values = values   # the intermediate arrays stay the plans' buffers
-        self.calls = []
+        # the model input arrays of this execution: while the next ones are the same arrays
+        # (the delegate's bound TFLite tensors), the operations reading them run their bound
+        # kernel calls too (``fixed``), without a Python call each
+        self.inputs = tuple((i, values.get(i)) for i in model.input_indexes)
+        self.calls, fixed = [], []
         for n, (step, result) in enumerate(zip(state.steps, results)):
             run, args = state.plans[step.op_index][1:3]
             slots = tuple((pos, i) for pos, i in step.dynamic if i in inputs)
@@ -235,7 +239,18 @@ class _Chain:
             if call is None:
                 call = partial(_checked, run, args, slots, result, n, values, step.op.type)
             self.calls.append(call)
+            bound = (bound_call(args) if slots and bound_call is not None
+                     and all(args[pos] is values.get(i) for pos, i in slots) else None)
+            fixed.append(call if bound is None else bound)
         self.program = Program(self.calls)
+        self.fixed = None if fixed == self.calls else Program(fixed)
+
+    def program_for(self, values: dict) -> Program:
+        """The program to run on the model inputs in ``values``: :attr:`fixed` when they
+        are the arrays the chain was made with."""
+        if self.fixed is not None and all(values.get(i) is a for i, a in self.inputs):
+            return self.fixed
+        return self.program
 
 
 class _Diverged(Exception):
@@ -272,9 +287,10 @@ def _run_chain(model, values: dict, chain: _Chain) -> int:
     """Run ``chain`` on this execution's model inputs (``values``); returns how many
     operations it ran: all of them, or up to the first whose runner returned other outputs
     (stored in ``values``, which then holds every value computed so far)."""
+    program = chain.program_for(values)
     chain.values.update(values)
     try:
-        chain.program.run()
+        program.run()
     except _Diverged as d:
         for k, o in enumerate(model.operations[d.n].outputs):
             chain.values[o] = d.got[k]

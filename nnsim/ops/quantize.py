@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from nnsim.kernels._common import aligned_empty
 from nnsim.kernels.quantize import quantize as quantize_kernel
-from nnsim.kernels.quantize import quantize_into
+from nnsim.kernels.quantize import bind_quantize, quantize_into
 from nnsim.ops import _common as cm
+from nnsim.ops._common import bound_runner
 from nnsim.ops.base import OperationSpec, context_runner
 from nnsim.types import FL3, FL4, OperandType, OperationCode
 
@@ -42,11 +43,13 @@ def plan(ctx):
     buffer = aligned_empty(ctx.output_shapes[0], cm.out_dtype(out.type))
     result, general = [buffer], context_runner(SPEC, ctx)
 
-    def run(values):
+    def fallback(values):
         if quantize_into(values[0], buffer, out_scale=out.scale, out_zp=out.zero_point):
             return result
         return general(values)
-    return run
+    # bound to its input array: a compiled call in an executor chain (no Python call)
+    return bound_runner(lambda x: bind_quantize(x, buffer, out_scale=out.scale,
+                                                out_zp=out.zero_point), fallback, result)
 
 
 SPEC = OperationSpec(OperationCode.QUANTIZE, validate, prepare, execute,

@@ -389,3 +389,49 @@ def test_a_kernel_failure_in_a_chain_is_an_execution_failure(monkeypatch, where)
         codes.append(nn.ANeuralNetworksExecution_compute(ex))
     # the chain is made at the second execution (the first places the arena)
     assert codes == [nn.ANEURALNETWORKS_NO_ERROR] * 2 + [nn.ANEURALNETWORKS_OP_FAILED] * 3
+
+
+def test_a_chain_runs_the_input_readers_bound_while_the_inputs_stay(monkeypatch):
+    """A reusable execution keeps its input array: the chain then runs the operations that
+    read it (QUANTIZE here) as bound kernel calls too (``_Chain.fixed``, no Python call
+    between the compiled steps); a new execution with another input array runs them through
+    their runners. Both must follow the input's values. Oracle: a fresh compilation."""
+    from nnsim.ops import executor
+    used = []
+    real = executor._Chain.program_for
+
+    def recorded(chain, values):
+        program = real(chain, values)
+        used.append(chain.fixed is not None and program is chain.fixed)
+        return program
+    monkeypatch.setattr(executor._Chain, "program_for", recorded)
+    m = _quantize_pool_model()
+    comp = _compile(m)
+    _, ex = nn.ANeuralNetworksExecution_create(comp)
+    assert nn.ANeuralNetworksExecution_setReusable(ex, True) == nn.ANEURALNETWORKS_NO_ERROR
+    x = np.zeros((1, 4, 4, 2), np.float32)
+    pooled, floats = np.zeros((1, 2, 2, 2), np.uint8), np.zeros((1, 2, 2, 2), np.float32)
+    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+    nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
+    nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+    rng = np.random.default_rng(3)
+    for k in range(6):
+        value = rng.uniform(-1.0, 26.0, x.shape).astype(np.float32)
+        if k == 4:   # another execution, another input array: the runners' path
+            _, ex = nn.ANeuralNetworksExecution_create(comp)
+            nn.ANeuralNetworksExecution_setReusable(ex, True)
+            x = value.copy()
+            nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+            nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
+            nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+        x[...] = value
+        assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
+        _, fresh = nn.ANeuralNetworksExecution_create(_compile(m))
+        want = np.zeros_like(pooled), np.zeros_like(floats)
+        nn.ANeuralNetworksExecution_setInput(fresh, 0, None, value)
+        nn.ANeuralNetworksExecution_setOutput(fresh, 0, None, want[0])
+        nn.ANeuralNetworksExecution_setOutput(fresh, 1, None, want[1])
+        assert nn.ANeuralNetworksExecution_compute(fresh) == nn.ANEURALNETWORKS_NO_ERROR
+        np.testing.assert_array_equal(pooled, want[0])
+        np.testing.assert_array_equal(floats, want[1])
+    assert True in used and used[-1] is False, used
