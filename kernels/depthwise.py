@@ -493,7 +493,9 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         for c in range(c_lo, c_hi, 8 if fast and _HALF_ROWS else 16):
             # window positions ox0:ox0 + count from a (the ring, or x for the inside ones)
             for segment in range(3 if in_place else 1):
-                a, a0, a1, a2, ox0, count = src, rows[0] + c, rows[1] + c, rows[2] + c, 0, out_w
+                a, a0, a1, a2, ox0, count = src, c, c, c, 0, out_w
+                if fast:   # (rows has kh entries)
+                    a0, a1, a2 = rows[0] + c, rows[1] + c, rows[2] + c
                 if segment == 1:
                     count = ox_lo
                 elif segment == 2:
