@@ -193,7 +193,9 @@ class _Plan:
     The cores read the input through a ring of padded rows (``src``: ``span`` rows of
     ``wp`` pixels, their borders holding the padding value; an input row is copied in when an
     output row first needs it), so the padding costs a few rows of memory, not a copy of the
-    input. A depth multiplier > 1 uses a whole padded copy with the channels repeated."""
+    input; float 3x3 stride-2 rows whose input rows lie inside the input read them in place
+    and take only their edge windows' pixels through the ring (:func:`_edge_rows`). A depth
+    multiplier > 1 uses a whole padded copy with the channels repeated."""
 
     def __init__(self, x_shape, out_shape, dtype, pads, m, geo, fill):
         n, h, w, cin = (int(d) for d in x_shape)
