@@ -463,9 +463,9 @@ def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clam
 @njit(_nrt=False)
 def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
-    """As :func:`_dw_quant_part`, float32. A 3x3 row whose three input rows all lie inside
-    the input reads them in place (:func:`_in_place_columns`): the ring then holds only the
-    few pixels its first and last windows read, so the input is not copied."""
+    """As :func:`_dw_quant_part`, float32. A 3x3 stride-2 row whose three input rows all lie
+    inside the input reads them in place (:func:`_in_place_columns`): the ring then holds only
+    the few pixels its first and last windows read, so the input is not copied."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     h, w_in, pt, pl = dims[0], dims[1], dims[2], dims[3]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
@@ -477,8 +477,10 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
     # at a cold start)
     pairs = fast and cout == 8 and stride_w == 1 and not _HALF_ROWS
     step = stride_w * cout
-    ox_lo, ox_hi = _in_place_columns(ring and fast and stride_w == 2 and cout % 8 == 0, w_in, pl,
-                                     stride_w, out_w)
+    # stride 1 stays on the ring: its rows, each read by three output rows, ran slower in
+    # place (14x14x128 13.7 -> 16.7 us, benchmarks/README.md "Fifteenth session")
+    in_place_ok = ring and fast and stride_w == 2 and cout % 8 == 0
+    ox_lo, ox_hi = _in_place_columns(in_place_ok, w_in, pl, stride_w, out_w)
     for r in range(r_lo, r_hi):
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
