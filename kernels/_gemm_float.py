@@ -1,7 +1,8 @@
 """Float GEMM core of CONV_2D (see :mod:`nnsim.kernels.gemm`): 4 pixels x 64 channels (8
-pixels x 32 or 16 for narrow tiles, 8 x 8 in 8-lane vectors for at most 8 channels; 6 x 16 in
-8-lane registers on AVX2) per micro-kernel group, taps one at a time in k order (fused
-multiply-adds when the CPU has FMA: ``nnsim.kernels._jit.FMA``)."""
+pixels x 32 or 16 for narrow tiles, 8 x 8 in 8-lane vectors for at most 8 channels; 6 or 5 x
+16 in 8-lane registers on AVX2, 12 x 8 there for the last <= 8) per micro-kernel group, taps
+one at a time in k order (fused multiply-adds when the CPU has FMA:
+``nnsim.kernels._jit.FMA``)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, h
                 cout, scratch):
     """:func:`_ftile_512` for 16 ymm registers: 6 or 5 pixels x 16 channels per pass (12 or 10
     8-lane accumulators: the pixels as 6 * a + 5 * b, no pass computing pixels that are not
-    there), or 8 pixels x 8 channels for the last <= 8 channels."""
+    there), or for the last <= 8 channels 12 pixels x 8 channels, then 8 x 8 for the rest."""
     five = _five_pixel_passes(n)
     for c in range(ncol):
         cc = c0 + 16 * c
@@ -346,7 +347,7 @@ def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
 
 @njit(_nrt=False)
 def _fh1x8(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
-    """:func:`_fk8x1` for at most 8 channels, in 8-lane vectors."""
+    """:func:`_fk8x1` for at most 8 channels, in 8-lane vectors, from pixel ``j0``."""
     for j in range(j0, n, 8):
         rows = min(8, n - j)
         o = o0 + j * cout
