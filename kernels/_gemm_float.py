@@ -94,8 +94,8 @@ def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, h
         cc = c0 + 16 * c
         if cout - cc <= 8:
             twelve = n - n % 12
-            _fh12x8(src, rb, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi, out,
-                    o + 16 * c, cout, cout - cc)
+            _fh12x8(src, rb, twelve, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi,
+                    out, o + 16 * c, cout, cout - cc)
             _fh1x8(src, rb, twelve, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
                    hi, out, o + 16 * c, cout, cout - cc)
         else:
@@ -301,10 +301,10 @@ def _emit_h(v, bias, c, lo, hi, out, o, count):
 
 @njit(_nrt=False)
 def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
-    """Pixels ``0:n - n % 12``, 12 at a time, x at most 8 channels in 8-lane vectors (AVX2:
-    12 accumulators, one weight vector and one broadcast of the 16 ymm registers; 8 pixels
-    left each sum waiting on the fused multiply-add's latency)."""
-    for j in range(0, n - n % 12, 12):
+    """Pixels ``0:n`` (``n`` a multiple of 12), 12 at a time, x at most 8 channels in 8-lane
+    vectors (AVX2: 12 accumulators, one weight vector and one broadcast of the 16 ymm
+    registers; 8 pixels left each sum waiting on the fused multiply-add's latency)."""
+    for j in range(0, n, 12):
         o = o0 + j * cout
         r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
         r6, r7, r8, r9 = rb[j + 6], rb[j + 7], rb[j + 8], rb[j + 9]

@@ -213,19 +213,27 @@ def _quantize_pool_model():
     return m
 
 
+def _pool_execution(comp, x, pooled, floats, reusable=False):
+    """An execution of :func:`_quantize_pool_model`'s compilation bound to ``x`` and the two
+    output arrays (``reusable``: ANeuralNetworksExecution_setReusable)."""
+    _, ex = nn.ANeuralNetworksExecution_create(comp)
+    if reusable:
+        assert nn.ANeuralNetworksExecution_setReusable(ex, True) == nn.ANEURALNETWORKS_NO_ERROR
+    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
+    nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
+    nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+    return ex
+
+
 def test_a_reusable_execution_reads_its_input_buffer_anew_at_each_compute():
     """The plans bind their kernels to the arrays of the first compute (the bound input
     buffer, their own output buffers); refilling the caller's input buffer must change every
     result. Oracle: the arithmetic by hand (round half away from zero, TFLite's rounding
     average, float32(double(scale) * (q - zp)))."""
     comp = _compile(_quantize_pool_model())
-    _, ex = nn.ANeuralNetworksExecution_create(comp)
-    assert nn.ANeuralNetworksExecution_setReusable(ex, True) == nn.ANEURALNETWORKS_NO_ERROR
     x = np.zeros((1, 4, 4, 2), np.float32)
     pooled, floats = np.zeros((1, 2, 2, 2), np.uint8), np.zeros((1, 2, 2, 2), np.float32)
-    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
-    nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
-    nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+    ex = _pool_execution(comp, x, pooled, floats, reusable=True)
     rng = np.random.default_rng(11)
     for _ in range(4):
         x[...] = rng.uniform(-1.0, 26.0, x.shape).astype(np.float32)
@@ -407,30 +415,19 @@ def test_a_chain_runs_the_input_readers_bound_while_the_inputs_stay(monkeypatch)
     monkeypatch.setattr(executor._Chain, "program_for", recorded)
     m = _quantize_pool_model()
     comp = _compile(m)
-    _, ex = nn.ANeuralNetworksExecution_create(comp)
-    assert nn.ANeuralNetworksExecution_setReusable(ex, True) == nn.ANEURALNETWORKS_NO_ERROR
     x = np.zeros((1, 4, 4, 2), np.float32)
     pooled, floats = np.zeros((1, 2, 2, 2), np.uint8), np.zeros((1, 2, 2, 2), np.float32)
-    nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
-    nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
-    nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+    ex = _pool_execution(comp, x, pooled, floats, reusable=True)
     rng = np.random.default_rng(3)
     for k in range(6):
         value = rng.uniform(-1.0, 26.0, x.shape).astype(np.float32)
         if k == 4:   # another execution, another input array: the runners' path
-            _, ex = nn.ANeuralNetworksExecution_create(comp)
-            nn.ANeuralNetworksExecution_setReusable(ex, True)
             x = value.copy()
-            nn.ANeuralNetworksExecution_setInput(ex, 0, None, x)
-            nn.ANeuralNetworksExecution_setOutput(ex, 0, None, pooled)
-            nn.ANeuralNetworksExecution_setOutput(ex, 1, None, floats)
+            ex = _pool_execution(comp, x, pooled, floats, reusable=True)
         x[...] = value
         assert nn.ANeuralNetworksExecution_compute(ex) == nn.ANEURALNETWORKS_NO_ERROR
-        _, fresh = nn.ANeuralNetworksExecution_create(_compile(m))
         want = np.zeros_like(pooled), np.zeros_like(floats)
-        nn.ANeuralNetworksExecution_setInput(fresh, 0, None, value)
-        nn.ANeuralNetworksExecution_setOutput(fresh, 0, None, want[0])
-        nn.ANeuralNetworksExecution_setOutput(fresh, 1, None, want[1])
+        fresh = _pool_execution(_compile(m), value, *want)
         assert nn.ANeuralNetworksExecution_compute(fresh) == nn.ANEURALNETWORKS_NO_ERROR
         np.testing.assert_array_equal(pooled, want[0])
         np.testing.assert_array_equal(floats, want[1])
