@@ -153,11 +153,16 @@ def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
 def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """Pixels ``j0:n``, 6 at a time (patches at ``rb[j:j + 6]``), x 16 channels in 8-lane
     vectors, taps one at a time in k order (the loop over the pixels inside: a call per 6
-    pixels cost as much as their multiply-adds in 1x1 layers of 8-32 channels)."""
-    for j in range(j0, n, 6):
-        rows = min(6, n - j)
-        o = o0 + j * cout
-        r0, r1, r2, r3, r4, r5 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4], rb[j + 5]
+    pixels cost as much as their multiply-adds in 1x1 layers of 8-32 channels). A whole pass
+    (6 pixels, 16 channels kept) stores without a test per row: with the patches indexed from
+    0 (no negative-index fix-up per pass), 1x1 layers of 8 input channels took 10% less
+    (benchmarks/README.md, "Sixteenth session")."""
+    rbv = rb[j0:]
+    for jj in range(0, n - j0, 6):
+        rows = min(6, n - j0 - jj)
+        o = o0 + (j0 + jj) * cout
+        r0, r1, r2 = rbv[jj], rbv[jj + 1], rbv[jj + 2]
+        r3, r4, r5 = rbv[jj + 3], rbv[jj + 4], rbv[jj + 5]
         a0, b0, a1, b1 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
         a2, b2, a3, b3 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
         a4, b4, a5, b5 = vh_zero(), vh_zero(), vh_zero(), vh_zero()
@@ -180,6 +185,21 @@ def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, c
                 x = vh_bcast(src, r5 + t)
                 a5, b5 = vf_muladd(a5, x, w0), vf_muladd(b5, x, w1)
                 t += 1
+        if rows == 6 and cv >= 16:   # TFLite's ActivationFunctionWithMinMax(total + bias)
+            bl, bh = vh_load(bias, c), vh_load(bias, c + 8)
+            vh_store(vf_clamp(vf_add(a0, bl), lo, hi), out, o)
+            vh_store(vf_clamp(vf_add(b0, bh), lo, hi), out, o + 8)
+            vh_store(vf_clamp(vf_add(a1, bl), lo, hi), out, o + cout)
+            vh_store(vf_clamp(vf_add(b1, bh), lo, hi), out, o + cout + 8)
+            vh_store(vf_clamp(vf_add(a2, bl), lo, hi), out, o + 2 * cout)
+            vh_store(vf_clamp(vf_add(b2, bh), lo, hi), out, o + 2 * cout + 8)
+            vh_store(vf_clamp(vf_add(a3, bl), lo, hi), out, o + 3 * cout)
+            vh_store(vf_clamp(vf_add(b3, bh), lo, hi), out, o + 3 * cout + 8)
+            vh_store(vf_clamp(vf_add(a4, bl), lo, hi), out, o + 4 * cout)
+            vh_store(vf_clamp(vf_add(b4, bh), lo, hi), out, o + 4 * cout + 8)
+            vh_store(vf_clamp(vf_add(a5, bl), lo, hi), out, o + 5 * cout)
+            vh_store(vf_clamp(vf_add(b5, bh), lo, hi), out, o + 5 * cout + 8)
+            continue
         _emit_h2(a0, b0, bias, c, lo, hi, out, o, cv)
         if rows > 1:
             _emit_h2(a1, b1, bias, c, lo, hi, out, o + cout, cv)

@@ -145,8 +145,10 @@ _DW_FLOAT_SHAPES = _DW_SHAPES + [((1, 7, 9, 12), "same"), ((1, 14, 14, 128), "sa
 @pytest.mark.parametrize("shape,padding", _DW_FLOAT_SHAPES)
 def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
     """Float 3x3 DEPTHWISE_CONV_2D on AVX2 runs its rows 8 channels at a time (the last 4 of 12
-    channels masked) with 1-3 threads (parts of rows or channels), each output within
-    rounding of the reference's 9-term sum (fused multiply-adds)."""
+    channels masked), stride 1 two rows at a time (a ring of 4 input rows; an odd last row,
+    of an image or of a thread's part, alone), with 1-3 threads (parts of rows or channels):
+    each output within rounding of the reference's 9-term sum (fused multiply-adds), and the
+    same bits whatever rows were paired."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(zlib.crc32(repr((shape, padding, stride)).encode()))
     c = shape[3]
@@ -158,13 +160,17 @@ def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
     g = dict(depth_multiplier=1, stride_h=stride, stride_w=stride, pad_top=pt, pad_bottom=pb,
              pad_left=pl, pad_right=pr)
     plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, np.float32, w, bias, **g)
+    assert plan.dims[6] == (4 if stride == 1 else 3)   # the ring's rows
     want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g)
     magnitude = ref_depthwise.depthwise_conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
+    first = None
     for n in (1, 2, 3):
         out = np.full(out_shape, np.nan, np.float32)
         with threads.num_threads(n):
             plan.bind(x, out)()
         assert_float_sums_close(out, want, magnitude, 10)
+        first = out if first is None else first
+        np.testing.assert_array_equal(out, first, err_msg=f"{n} threads")
 
 
 @on_avx2
