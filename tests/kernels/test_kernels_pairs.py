@@ -22,6 +22,7 @@ import pytest
 from .kernel_testutil import assert_float_sums_close, random_q, tflite_padding
 from nnsim.kernels import _jit, conv, depthwise, threads
 from nnsim.kernels._gemm_avx2 import widen_pairs
+from nnsim.kernels._gemm_common import _copy_run
 from nnsim.kernels.gemm import pack_weights
 from nnsim.kernels.reference import conv as ref_conv
 from nnsim.kernels.reference import depthwise as ref_depthwise
@@ -219,6 +220,22 @@ def test_float_first_layer_of_8_channels(shape, monkeypatch):
     _check_threads(plan, x, out_shape, got)
 
 
+def test_copy_run_copies_each_length_exactly():
+    """_copy_run (the padded copies' and rings' row copy: 64-byte vectors, then on AVX2 16-byte
+    ones, the last of them overlapping, then bytes) writes ``src ^ flip`` to exactly the bytes
+    asked for, for every length 0-200 and unaligned offsets; here and in the Haswell child."""
+    rng = np.random.default_rng(11)
+    src = rng.integers(0, 256, 512).astype(np.uint8)
+    for flip in (0, 128):
+        for size in range(201):
+            s, d = int(rng.integers(0, 64)), int(rng.integers(0, 64))
+            dst = np.full(512, 7, np.uint8)
+            _copy_run(src, s, dst, d, size, np.uint8(flip))
+            want = np.full(512, 7, np.uint8)
+            want[d:d + size] = src[s:s + size] ^ np.uint8(flip)
+            np.testing.assert_array_equal(dst, want, err_msg=f"size {size} flip {flip}")
+
+
 @pytest.mark.skipif(AVX2 or not _jit.JIT_ENABLED, reason="runs the tests above directly")
 def test_pair_kernels_compiled_for_haswell():
     """The tests above in a child compiling for Haswell (AVX2 + FMA, no AVX-512)."""
@@ -230,5 +247,5 @@ def test_pair_kernels_compiled_for_haswell():
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
     summary = done.stdout.strip().splitlines()[-1]
     want = (1 + 3 * len(_CONV_CASES) + 2 * 2 * len(_DW_SHAPES) + 2 * len(_DW_FLOAT_SHAPES)
-            + 4 * 5 + 2)   # all the others
+            + 4 * 5 + 3)   # all the others
     assert re.match(rf"{want} passed, 1 skipped\b", summary), summary
