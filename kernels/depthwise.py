@@ -195,7 +195,7 @@ class _Plan:
     output row first needs it), so the padding costs a few rows of memory, not a copy of the
     input; float 3x3 stride-2 rows whose input rows lie inside the input read them in place
     and take only their edge windows' pixels through the ring (:func:`_edge_rows`); float 3x3
-    stride-1 rows on AVX2, computed two at a time, need a ring of 4 rows (:func:`_two_rows`).
+    stride-1 rows, computed two at a time, need a ring of 4 rows (:func:`_two_rows`).
     A depth multiplier > 1 uses a whole padded copy with the channels repeated."""
 
     def __init__(self, x_shape, out_shape, dtype, pads, m, geo, fill):
@@ -210,7 +210,7 @@ class _Plan:
         self.ring = m == 1
         span = (int(geo[0]) - 1) * int(geo[4]) + 1
         if dtype == np.float32 and self.ring and _two_rows(geo):
-            span += 1   # the input rows of two output rows (_dw3x3_float_rows2x8)
+            span += 1   # the input rows of two output rows (_dw3x3_float_rows2)
         rows = span if self.ring else n * hp
         # + 16 elements: a vector load of the last channels stays inside
         self.src = cm.aligned_full(rows * wp * self.cout + 16, fill, dtype)
@@ -456,8 +456,8 @@ _HALF_ROWS = SIMD_MODE == "avx2"
 
 def _two_rows(geo):
     """Whether a float layer of this geometry computes two output rows at a time (3x3 stride 1
-    undilated, 8-lane rows: :func:`_dw3x3_float_rows2x8`); its ring then holds 4 rows."""
-    return _HALF_ROWS and tuple(int(g) for g in geo) == (3, 3, 1, 1, 1, 1)
+    undilated: :func:`_dw3x3_float_rows2`); its ring then holds 4 rows."""
+    return tuple(int(g) for g in geo) == (3, 3, 1, 1, 1, 1)
 
 
 @njit(_nrt=False)
@@ -474,9 +474,10 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
     """As :func:`_dw_quant_part`, float32. A 3x3 stride-2 row whose three input rows all lie
     inside the input reads them in place (:func:`_in_place_columns`): the ring then holds only
-    the few pixels its first and last windows read, so the input is not copied. On AVX2, 3x3
-    stride-1 rows go two at a time (:func:`_dw3x3_float_rows2x8`; an image's or a part's odd
-    last row alone), the same operations for each sum as one at a time."""
+    the few pixels its first and last windows read, so the input is not copied. 3x3 stride-1
+    rows go two at a time (:func:`_dw3x3_float_rows2`; an image's or a part's odd last row
+    alone; 8 channels on AVX-512 as before, two positions per vector), the same operations for
+    each sum as one at a time."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
     h, w_in, pt, pl = dims[0], dims[1], dims[2], dims[3]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
@@ -492,9 +493,9 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
     # place (14x14x128 13.7 -> 16.7 us, benchmarks/README.md "Fifteenth session")
     in_place_ok = ring and fast and stride_w == 2 and cout % 8 == 0
     ox_lo, ox_hi = _in_place_columns(in_place_ok, w_in, pl, stride_w, out_w)
-    # 8-lane stride-1 rows two at a time (a ring of 4 rows, see _Plan): the two middle input
-    # rows' pixels are loaded once for both (_dw3x3_float_rows2x8)
-    two = fast and _HALF_ROWS and stride_w == 1 and geo[2] == 1 and ring and dims[6] == 4
+    # stride-1 rows two at a time (a ring of 4 rows, see _Plan): the two middle input rows'
+    # pixels are loaded once for both (_dw3x3_float_rows2)
+    two = fast and stride_w == 1 and geo[2] == 1 and ring and dims[6] == 4 and not pairs
     r = r_lo
     while r < r_hi:
         b, oy = r // out_h, r % out_h
@@ -507,9 +508,14 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
             _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy + 1, cout,
                          c_lo, c_hi, np.uint8(0), np.uint8(0))
             o0 = r * out_w * cout
-            for c in range(c_lo, c_hi, 8):
-                _dw3x3_float_rows2x8(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w,
-                                     c, cpad, bias, lo, hi, out, o0 + c, out_w, cout - c)
+            for c in range(c_lo, c_hi, 8 if _HALF_ROWS else 16):
+                r0, r1, r2, r3 = q0 + c, q1 + c, rows[1] + c, rows[2] + c
+                if _HALF_ROWS or cout - c <= 8:
+                    _dw3x3_float_rows2x8(src, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi,
+                                         out, o0 + c, out_w, cout - c)
+                else:
+                    _dw3x3_float_rows2(src, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi,
+                                       out, o0 + c, out_w, cout - c)
             r += 2
             continue
         iy0 = oy * geo[2] - pt
@@ -647,12 +653,45 @@ def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, 
 
 
 @njit(_nrt=False, inline="always")
-def _dw3x3_float_rows2x8(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
-                         count):
-    """:func:`_dw3x3_float_row8` (stride 1) for two output rows at once, the first's window
+def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
+                       count):
+    """:func:`_dw3x3_float_row` (stride 1) for two output rows at once, the first's window
     rows at ``r0:r3``, the second's at ``r1:r4``, output at ``o0`` and one row further: each
     pixel of the two middle rows is loaded once for both sums (12 loads for 18 multiply-adds,
     two independent sums in flight), each sum the same operations in the same order."""
+    w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
+    w3, w4, w5 = vf_load(w, 3 * cpad + c), vf_load(w, 4 * cpad + c), vf_load(w, 5 * cpad + c)
+    w6, w7, w8 = vf_load(w, 6 * cpad + c), vf_load(w, 7 * cpad + c), vf_load(w, 8 * cpad + c)
+    b = vf_load(bias, c)
+    ob = o0 + out_w * cout
+    for ox in range(out_w):
+        i = ox * cout
+        acc = vf_muladd(vf_zero(), vf_load(x, r0 + i), w0)
+        acc = vf_muladd(acc, vf_load(x, r0 + i + cout), w1)
+        acc = vf_muladd(acc, vf_load(x, r0 + i + 2 * cout), w2)
+        v = vf_load(x, r1 + i)
+        acc, acc2 = vf_muladd(acc, v, w3), vf_muladd(vf_zero(), v, w0)
+        v = vf_load(x, r1 + i + cout)
+        acc, acc2 = vf_muladd(acc, v, w4), vf_muladd(acc2, v, w1)
+        v = vf_load(x, r1 + i + 2 * cout)
+        acc, acc2 = vf_muladd(acc, v, w5), vf_muladd(acc2, v, w2)
+        v = vf_load(x, r2 + i)
+        acc, acc2 = vf_muladd(acc, v, w6), vf_muladd(acc2, v, w3)
+        v = vf_load(x, r2 + i + cout)
+        acc, acc2 = vf_muladd(acc, v, w7), vf_muladd(acc2, v, w4)
+        v = vf_load(x, r2 + i + 2 * cout)
+        acc, acc2 = vf_muladd(acc, v, w8), vf_muladd(acc2, v, w5)
+        acc2 = vf_muladd(acc2, vf_load(x, r3 + i), w6)
+        acc2 = vf_muladd(acc2, vf_load(x, r3 + i + cout), w7)
+        acc2 = vf_muladd(acc2, vf_load(x, r3 + i + 2 * cout), w8)
+        _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + i, count)
+        _store_f(vf_clamp(vf_add(acc2, b), lo, hi), out, ob + i, count)
+
+
+@njit(_nrt=False, inline="always")
+def _dw3x3_float_rows2x8(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
+                         count):
+    """:func:`_dw3x3_float_rows2` in 8-lane vectors (AVX2, or the last <= 8 channels)."""
     w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
     w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
     w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)

@@ -229,6 +229,42 @@ def test_depthwise_float_stride2_in_place(shape, pads):
         assert np.array_equal(out, first), f"{n} threads"
 
 
+@pytest.mark.parametrize("shape,pads", [((1, 7, 7, 256), (1, 1, 1, 1)),
+                                        ((2, 5, 6, 24), (1, 1, 1, 1)),
+                                        ((1, 9, 4, 20), (0, 0, 0, 0)),
+                                        ((1, 14, 14, 128), (1, 1, 1, 1)),
+                                        ((1, 6, 11, 8), (1, 1, 1, 1))])
+def test_depthwise_float_stride1_two_rows(shape, pads):
+    """Float 3x3 stride-1 depthwise rows computed two at a time from a ring of 4 input rows
+    (an odd last row of an image or of a thread's part alone; 16 channels and then the last
+    8, or a masked last 4 of 20): each output within rounding of the reference's 9-term sum,
+    the same bits with 1-3 threads (parts pair different rows) and when bound again."""
+    from nnsim.kernels import threads
+    rng = np.random.default_rng(shape[1] * 100 + shape[3])
+    c = shape[3]
+    x = rng.standard_normal(shape).astype(np.float32)
+    w = rng.standard_normal((1, 3, 3, c)).astype(np.float32)
+    bias = rng.standard_normal(c).astype(np.float32)
+    g = dict(depth_multiplier=1, stride_h=1, stride_w=1, pad_top=pads[0], pad_bottom=pads[1],
+             pad_left=pads[2], pad_right=pads[3], fuse=1)
+    plan, out_shape = depthwise.prepare_depthwise_conv_2d(x.shape, np.float32, w, bias, **g)
+    assert plan.dims[6] == 4   # the ring's rows
+    want = ref_depthwise.depthwise_conv_2d(x, w, bias, **g)
+    magnitude = ref_depthwise.depthwise_conv_2d(np.abs(x), np.abs(w), np.abs(bias),
+                                                **dict(g, fuse=0))
+    first = None
+    for n in (1, 2, 3):
+        out = np.full(out_shape, np.nan, np.float32)
+        with threads.num_threads(n), pytest.MonkeyPatch.context() as mp:
+            mp.setattr(threads, "MIN_PARALLEL_WORK", 0)
+            plan.bind(x, out)()
+            plan.bind(x, out)()   # again: the ring's rows are not stale
+        assert_float_sums_close(out, want, magnitude, 10)
+        if first is None:
+            first = out
+        assert np.array_equal(out, first), f"{n} threads"
+
+
 @settings(max_examples=40, deadline=None)
 @given(conv_cases())
 def test_fully_connected_numba_matches_reference(case):
