@@ -3,7 +3,8 @@ depthwise) against the reference kernels, bit for bit; the AVX2 float 1x1 tiles 
 within rounding of the reference's sums.
 
 They only run where nnsim compiles for AVX2 (``SIMD_MODE == "avx2"``: an AVX2-only CPU,
-``NUMBA_CPU_NAME=haswell``, ``python -m benchmarks.avx2_only``). On an AVX-512 host
+``NUMBA_CPU_NAME=haswell``, ``python -m benchmarks.avx2_only``), except the float tiles and
+the row copy, which check the AVX-512 code as well. On an AVX-512 host
 :func:`test_pair_kernels_compiled_for_haswell` runs this file again in a child with
 ``NUMBA_CPU_NAME=haswell``, so that every machine checks both code paths.
 """
@@ -174,17 +175,17 @@ def test_depthwise_float_rows_of_8_lanes(shape, padding, stride, monkeypatch):
         np.testing.assert_array_equal(out, first, err_msg=f"{n} threads")
 
 
-@on_avx2
 @pytest.mark.parametrize("cout", [8, 16, 40, 1001])
 @pytest.mark.parametrize("pixels", [1, 7, 20, 49, 196])
 def test_float_tiles_and_classifier(cout, pixels, monkeypatch):
-    """AVX2 float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or more (passes
+    """Float 1x1 convolutions: one pixel (a classifier: the GEMV loops) or more. AVX2: passes
     of 6 and 5 pixels x 16 channels, pixels looped inside: 7 = a partial pass of 6, 20 = 4
     of 5, 49 = 5 of 5 + 4 of 6, 196 = 2 of 5 + 31 of 6; the last <= 8 channels (cout 8, 40)
-    in passes of 12 pixels, then of 8: 20 = 12 + 8, 49 = 4 * 12 + 1, 196 = 16 * 12 + 4),
-    each sum within rounding of the reference's (fused multiply-adds, see
-    assert_float_sums_close), and the same bits with 1-3 threads (parts of pixels or
-    channels)."""
+    in passes of 12 pixels, then of 8: 20 = 12 + 8, 49 = 4 * 12 + 1, 196 = 16 * 12 + 4.
+    AVX-512 (this test runs on both): passes of 8 pixels x 16 or 32 channels (whole ones
+    stored without tests), 4 x 64 for wider tiles. Each sum within rounding of the
+    reference's (fused multiply-adds, see assert_float_sums_close), and the same bits with
+    1-3 threads (parts of pixels or channels)."""
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(cout + pixels)
     x = rng.standard_normal((1, 1, pixels, 96)).astype(np.float32)
