@@ -210,7 +210,7 @@ class _Plan:
         self.ring = m == 1
         span = (int(geo[0]) - 1) * int(geo[4]) + 1
         if dtype == np.float32 and self.ring and _two_rows(geo):
-            span += 1   # the input rows of two output rows (_dw3x3_float_rows2)
+            span += 1   # the input rows of two output rows (_rows2)
         rows = span if self.ring else n * hp
         # + 16 elements: a vector load of the last channels stays inside
         self.src = cm.aligned_full(rows * wp * self.cout + 16, fill, dtype)
@@ -509,13 +509,8 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                          c_lo, c_hi, np.uint8(0), np.uint8(0))
             o0 = r * out_w * cout
             for c in range(c_lo, c_hi, 8 if _HALF_ROWS else 16):
-                r0, r1, r2, r3 = q0 + c, q1 + c, rows[1] + c, rows[2] + c
-                if _HALF_ROWS or cout - c <= 8:
-                    _dw3x3_float_rows2x8(src, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi,
-                                         out, o0 + c, out_w, cout - c)
-                else:
-                    _dw3x3_float_rows2(src, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi,
-                                       out, o0 + c, out_w, cout - c)
+                _rows2(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w, c, cpad, bias,
+                       lo, hi, out, o0 + c, out_w, cout - c)
             r += 2
             continue
         iy0 = oy * geo[2] - pt
@@ -691,7 +686,7 @@ def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o
 @njit(_nrt=False, inline="always")
 def _dw3x3_float_rows2x8(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                          count):
-    """:func:`_dw3x3_float_rows2` in 8-lane vectors (AVX2, or the last <= 8 channels)."""
+    """:func:`_dw3x3_float_rows2` in 8-lane vectors (AVX2)."""
     w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
     w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
     w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)
@@ -724,6 +719,12 @@ def _dw3x3_float_rows2x8(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out,
         else:
             vf_storen(first, out, o0 + i, count)
             vf_storen(second, out, ob + i, count)
+
+
+#: The two-row kernel of the SIMD mode, one inlined kernel per mode (each adds about 0.5 s to a
+#: cold start): 16 lanes with AVX-512, the last <= 8 channels too (a vector load past them
+#: stays in the ring, its lanes are not stored); 8 with AVX2.
+_rows2 = _dw3x3_float_rows2x8 if _HALF_ROWS else _dw3x3_float_rows2
 
 
 @njit(_nrt=False)

@@ -236,9 +236,10 @@ def test_depthwise_float_stride2_in_place(shape, pads):
                                         ((1, 6, 11, 8), (1, 1, 1, 1))])
 def test_depthwise_float_stride1_two_rows(shape, pads):
     """Float 3x3 stride-1 depthwise rows computed two at a time from a ring of 4 input rows
-    (an odd last row of an image or of a thread's part alone; 16 channels and then the last
-    8, or a masked last 4 of 20): each output within rounding of the reference's 9-term sum,
-    the same bits with 1-3 threads (parts pair different rows) and when bound again."""
+    (an odd last row of an image or of a thread's part alone; with AVX-512 16 channels a
+    vector, the last 8 of 24 or 4 of 20 masked): each output within rounding of the
+    reference's 9-term sum, the same bits with 1-3 threads (parts pair different rows) and
+    when bound again."""
     from nnsim.kernels import threads
     rng = np.random.default_rng(shape[1] * 100 + shape[3])
     c = shape[3]
