@@ -210,7 +210,7 @@ class _Plan:
         self.ring = m == 1
         span = (int(geo[0]) - 1) * int(geo[4]) + 1
         if dtype == np.float32 and self.ring and _two_rows(geo):
-            span += 1   # the input rows of two output rows (_rows2)
+            span += 1   # the input rows of two output rows (_dw3x3_float_rows2)
         rows = span if self.ring else n * hp
         # + 16 elements: a vector load of the last channels stays inside
         self.src = cm.aligned_full(rows * wp * self.cout + 16, fill, dtype)
@@ -508,9 +508,9 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
             _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy + 1, cout,
                          c_lo, c_hi, np.uint8(0), np.uint8(0))
             o0 = r * out_w * cout
-            for c in range(c_lo, c_hi, 8 if _HALF_ROWS else 16):
-                _rows2(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w, c, cpad, bias,
-                       lo, hi, out, o0 + c, out_w, cout - c)
+            for c in range(c_lo, c_hi, _LANES):
+                _dw3x3_float_rows2(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w, c,
+                                   cpad, bias, lo, hi, out, o0 + c, out_w, cout - c)
             r += 2
             continue
         iy0 = oy * geo[2] - pt
@@ -647,84 +647,54 @@ def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, 
 
 
 
+#: The two-row kernel's vectors: 8 lanes with AVX2 (16 ymm registers), 16 with AVX-512 (the
+#: last <= 8 channels too: a vector load past them stays in the ring, its lanes are not
+#: stored). One kernel per SIMD mode: each inlined kernel adds about 0.5 s to a cold start.
+_LANES = 8 if _HALF_ROWS else 16
+_vload, _vzero, _vstore = ((vh_load, vh_zero, vh_store) if _HALF_ROWS else
+                           (vf_load, vf_zero, vf_store))
+
+
 @njit(_nrt=False, inline="always")
 def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                        count):
-    """:func:`_dw3x3_float_row` (stride 1) for two output rows at once, the first's window
-    rows at ``r0:r3``, the second's at ``r1:r4``, output at ``o0`` and one row further: each
-    pixel of the two middle rows is loaded once for both sums (12 loads for 18 multiply-adds,
-    two independent sums in flight), each sum the same operations in the same order."""
-    w0, w1, w2 = vf_load(w, c), vf_load(w, cpad + c), vf_load(w, 2 * cpad + c)
-    w3, w4, w5 = vf_load(w, 3 * cpad + c), vf_load(w, 4 * cpad + c), vf_load(w, 5 * cpad + c)
-    w6, w7, w8 = vf_load(w, 6 * cpad + c), vf_load(w, 7 * cpad + c), vf_load(w, 8 * cpad + c)
-    b = vf_load(bias, c)
+    """:func:`_dw3x3_float_row` (stride 1) for two output rows at once, in vectors of
+    :data:`_LANES`: the first's window rows at ``r0:r3``, the second's at ``r1:r4``, output at
+    ``o0`` and one row further; each pixel of the two middle rows is loaded once for both sums
+    (12 loads for 18 multiply-adds, two independent sums in flight), each sum the same
+    operations in the same order."""
+    w0, w1, w2 = _vload(w, c), _vload(w, cpad + c), _vload(w, 2 * cpad + c)
+    w3, w4, w5 = _vload(w, 3 * cpad + c), _vload(w, 4 * cpad + c), _vload(w, 5 * cpad + c)
+    w6, w7, w8 = _vload(w, 6 * cpad + c), _vload(w, 7 * cpad + c), _vload(w, 8 * cpad + c)
+    b = _vload(bias, c)
     ob = o0 + out_w * cout
     for ox in range(out_w):
         i = ox * cout
-        acc = vf_muladd(vf_zero(), vf_load(x, r0 + i), w0)
-        acc = vf_muladd(acc, vf_load(x, r0 + i + cout), w1)
-        acc = vf_muladd(acc, vf_load(x, r0 + i + 2 * cout), w2)
-        v = vf_load(x, r1 + i)
-        acc, acc2 = vf_muladd(acc, v, w3), vf_muladd(vf_zero(), v, w0)
-        v = vf_load(x, r1 + i + cout)
+        acc = vf_muladd(_vzero(), _vload(x, r0 + i), w0)
+        acc = vf_muladd(acc, _vload(x, r0 + i + cout), w1)
+        acc = vf_muladd(acc, _vload(x, r0 + i + 2 * cout), w2)
+        v = _vload(x, r1 + i)
+        acc, acc2 = vf_muladd(acc, v, w3), vf_muladd(_vzero(), v, w0)
+        v = _vload(x, r1 + i + cout)
         acc, acc2 = vf_muladd(acc, v, w4), vf_muladd(acc2, v, w1)
-        v = vf_load(x, r1 + i + 2 * cout)
+        v = _vload(x, r1 + i + 2 * cout)
         acc, acc2 = vf_muladd(acc, v, w5), vf_muladd(acc2, v, w2)
-        v = vf_load(x, r2 + i)
+        v = _vload(x, r2 + i)
         acc, acc2 = vf_muladd(acc, v, w6), vf_muladd(acc2, v, w3)
-        v = vf_load(x, r2 + i + cout)
+        v = _vload(x, r2 + i + cout)
         acc, acc2 = vf_muladd(acc, v, w7), vf_muladd(acc2, v, w4)
-        v = vf_load(x, r2 + i + 2 * cout)
+        v = _vload(x, r2 + i + 2 * cout)
         acc, acc2 = vf_muladd(acc, v, w8), vf_muladd(acc2, v, w5)
-        acc2 = vf_muladd(acc2, vf_load(x, r3 + i), w6)
-        acc2 = vf_muladd(acc2, vf_load(x, r3 + i + cout), w7)
-        acc2 = vf_muladd(acc2, vf_load(x, r3 + i + 2 * cout), w8)
-        _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + i, count)
-        _store_f(vf_clamp(vf_add(acc2, b), lo, hi), out, ob + i, count)
-
-
-@njit(_nrt=False, inline="always")
-def _dw3x3_float_rows2x8(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
-                         count):
-    """:func:`_dw3x3_float_rows2` in 8-lane vectors (AVX2)."""
-    w0, w1, w2 = vh_load(w, c), vh_load(w, cpad + c), vh_load(w, 2 * cpad + c)
-    w3, w4, w5 = vh_load(w, 3 * cpad + c), vh_load(w, 4 * cpad + c), vh_load(w, 5 * cpad + c)
-    w6, w7, w8 = vh_load(w, 6 * cpad + c), vh_load(w, 7 * cpad + c), vh_load(w, 8 * cpad + c)
-    b = vh_load(bias, c)
-    ob = o0 + out_w * cout
-    for ox in range(out_w):
-        i = ox * cout
-        acc = vf_muladd(vh_zero(), vh_load(x, r0 + i), w0)
-        acc = vf_muladd(acc, vh_load(x, r0 + i + cout), w1)
-        acc = vf_muladd(acc, vh_load(x, r0 + i + 2 * cout), w2)
-        v = vh_load(x, r1 + i)
-        acc, acc2 = vf_muladd(acc, v, w3), vf_muladd(vh_zero(), v, w0)
-        v = vh_load(x, r1 + i + cout)
-        acc, acc2 = vf_muladd(acc, v, w4), vf_muladd(acc2, v, w1)
-        v = vh_load(x, r1 + i + 2 * cout)
-        acc, acc2 = vf_muladd(acc, v, w5), vf_muladd(acc2, v, w2)
-        v = vh_load(x, r2 + i)
-        acc, acc2 = vf_muladd(acc, v, w6), vf_muladd(acc2, v, w3)
-        v = vh_load(x, r2 + i + cout)
-        acc, acc2 = vf_muladd(acc, v, w7), vf_muladd(acc2, v, w4)
-        v = vh_load(x, r2 + i + 2 * cout)
-        acc, acc2 = vf_muladd(acc, v, w8), vf_muladd(acc2, v, w5)
-        acc2 = vf_muladd(acc2, vh_load(x, r3 + i), w6)
-        acc2 = vf_muladd(acc2, vh_load(x, r3 + i + cout), w7)
-        acc2 = vf_muladd(acc2, vh_load(x, r3 + i + 2 * cout), w8)
+        acc2 = vf_muladd(acc2, _vload(x, r3 + i), w6)
+        acc2 = vf_muladd(acc2, _vload(x, r3 + i + cout), w7)
+        acc2 = vf_muladd(acc2, _vload(x, r3 + i + 2 * cout), w8)
         first, second = vf_clamp(vf_add(acc, b), lo, hi), vf_clamp(vf_add(acc2, b), lo, hi)
-        if count >= 8:
-            vh_store(first, out, o0 + i)
-            vh_store(second, out, ob + i)
+        if count >= _LANES:
+            _vstore(first, out, o0 + i)
+            _vstore(second, out, ob + i)
         else:
             vf_storen(first, out, o0 + i, count)
             vf_storen(second, out, ob + i, count)
-
-
-#: The two-row kernel of the SIMD mode, one inlined kernel per mode (each adds about 0.5 s to a
-#: cold start): 16 lanes with AVX-512, the last <= 8 channels too (a vector load past them
-#: stays in the ring, its lanes are not stored); 8 with AVX2.
-_rows2 = _dw3x3_float_rows2x8 if _HALF_ROWS else _dw3x3_float_rows2
 
 
 @njit(_nrt=False)
