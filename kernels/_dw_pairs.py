@@ -46,7 +46,7 @@ def pair_ring_bytes(out_w):
     return 3 * 64 * (out_w + 2)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _widen_row(xb, base, iy, h, w, pl, cout, stride, positions, flip, xzp, ring, d):
     """Ring row at ``ring[d]``: lane position ``p`` (0 .. positions - 1) holds the pairs
     ``[x(stride * p - pl), x(stride * p - pl + 1)]`` of input row ``iy`` (of the image whose
@@ -79,7 +79,7 @@ def _widen_row(xb, base, iy, h, w, pl, cout, stride, positions, flip, xzp, ring,
         vi_store(vi_or(low, vi_shl(high, sixteen)), ring, d + 64 * p)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _window(ring, r0, r1, r2, i, k, bias, a0, b0, a1, b1, a2, b2):
     """The sum of the window whose widened rows are at ``ring[r0 + i]``, ``ring[r1 + i]``,
     ``ring[r2 + i]`` (pairs ``a``, third taps ``b`` at ``k`` bytes on: two positions at stride

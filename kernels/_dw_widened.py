@@ -56,7 +56,7 @@ def compact_ring_bytes(out_w, cout):
     return 64 + 3 * -(-cout // 16) * 16 * (2 * out_w + 2)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _widen(xb, base, iy, h, w, pl, cout, out_w, flip, xzp, ring, d):
     """Ring row at ``ring[d]``: the widened lanes of input row ``iy`` (of the image whose first
     byte is ``xb[base]``; a padding row when outside ``0:h``) for every window start, 16
@@ -84,7 +84,7 @@ def _widen(xb, base, iy, h, w, pl, cout, out_w, flip, xzp, ring, d):
         vi_store(lanes, ring, d + 64 * ox)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _window(ring, r0, r1, r2, i, bias, w0, w1, w2):
     """The sum of the window whose widened rows are at ``ring[r0 + i]``, ``ring[r1 + i]``,
     ``ring[r2 + i]``, from the bias."""
@@ -147,7 +147,7 @@ def _dw_widened_step(xb, dims, w3, qp, prm, out, out_shape, cpad, rings, parts, 
 
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _compact(xb, base, iy, h, w, pl, cout, c_lo, c_hi, flip, ring, d, npx, rl):
     """Ring row at ``ring[d]``: input row ``iy`` (of the image whose first byte is ``xb[base]``)
     as compact rows ``rl`` bytes apart, one per group of 16 channels from ``c_lo`` to ``c_hi``:
@@ -173,7 +173,7 @@ def _compact(xb, base, iy, h, w, pl, cout, c_lo, c_hi, flip, ring, d, npx, rl):
             vb_copy(xb, s + last, ring, g + (last - c_lo) // 16 * rl, c_hi - last, flip)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _window_t4(ring, r0, r1, r2, i, bias, w0, w1, w2):
     """:func:`_window` from compact rows: the widened lanes of each row by one vi_load_t4."""
     a = vi_dpbusd(bias, vi_load_t4(ring, r0 + i), w0)

@@ -26,29 +26,31 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_copy
 from nnsim.kernels._gemm_common import _TILE, _store8
-from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add, vi_bcast4,
-                                vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
+from nnsim.kernels._jit import (call_native, njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero,
+                                vi_add, vi_bcast4, vi_dpwssd, vi_load, vi_requant, vi_requantb,
+                                vi_splat)
 
 
-@njit(_nrt=False, inline="always")   # a call per 16 outputs costs as much as the requant
+# (inlined: a call per 16 outputs costs as much as the requant)
+@njit(_nrt=False, inline="always", inner=True)
 def _emit(v, qp, c, cpad, extra, zp, lo, hi, out, o, count):
     """Requantize the 16 channel sums ``v`` (channels c..) and store the first ``count``."""
     _store8(vi_requant(v, qp, c, cpad, extra, zp, lo, hi), out, o, count)
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _emit_biased(v, qp, c, cpad, zp, lo, hi, out, o, count):
     """:func:`_emit` of sums that started at the bias and the pixel's extra term."""
     _store8(vi_requantb(v, qp, c, cpad, zp, lo, hi), out, o, count)
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _dp(acc, u, w, signed):
     """vd_dpbssd (input bytes signed) or vd_dpbusd; ``signed`` is the same for a whole loop."""
     return vd_dpbssd(acc, u, w) if signed else vd_dpbusd(acc, u, w)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi, out, cout):
     """One output pixel (a 1x1 CONV_2D on one pixel: :mod:`nnsim.kernels._gemv`) x one
     column of 16 channels, or two (``two``), of the last, partial tile (``ws`` bytes a
@@ -65,7 +67,7 @@ def _gemv_cols(x, groups, wp, p, ws, two, signed, qp, c, cpad, extra, zp, lo, hi
         _emit(vd_sum(a1), qp, c + 16, cpad, extra, zp, lo, hi, out, c + 16, cout - c - 16)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, cout):
     """A whole 64-channel tile of the one pixel (weights ``wp[p:]``, 256 bytes a group): four
     columns of :func:`_gemv_cols` in one pass, so that the weights stream by in order (16
@@ -89,6 +91,11 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
 
 _RP = 6   # pixels per pass of the pair-lane kernel
 
+#: :func:`_cols_pairs`'s argument types (codes of :func:`nnsim.kernels._jit.native_types`):
+#: :func:`_block_pairs` calls it through its address (the requantization table: uint32 or
+#: int32, see :data:`nnsim.kernels._gemm_int._MK_CODES`).
+_PAIRS_CODES = "i16 i64 i i i i i16 i u32|i32 i i i i32 i i i u8 i i"
+
 
 def widen_pairs(wp, cout):
     """The packed filter of ``cout`` channels (per tile of up to 4 columns of 16 channels,
@@ -110,7 +117,7 @@ def widen_pairs(wp, cout):
     return aligned_copy(np.concatenate(out))
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _widen(src, rb, n, kh, seg, dy, step, f, dst, rbw):
     """The patches of ``n`` pixels (``kh`` runs of ``seg`` bytes from ``src[rb[j] + ky *
     dy]``) as int16 in ``dst`` (each byte zero-extended, or sign-extended when ``f`` is 128:
@@ -147,7 +154,7 @@ def _widen(src, rb, n, kh, seg, dy, step, f, dst, rbw):
     return span
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _stretch(rb, j, n, step):
     """The end of the pixels from j on whose patches start ``step`` bytes apart."""
     e = j + 1
@@ -156,7 +163,7 @@ def _stretch(rb, j, n, step):
     return e
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, qp, c, cpad, ex, zp, lo, hi, out, o0, cout, cv):
     """``n`` pixels, 6 at a time (``kh`` runs of widened patches at ``src[rb[j] + ky *
     dy]``, ``gpr`` groups of 4 taps a run), x the 16 channels whose filter starts at
@@ -202,21 +209,30 @@ def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, qp, c, cpad, ex, zp, lo, hi, out
             _emit_biased(a5, qp, c, cpad, zp, lo, hi, out, o + 5 * cout, cv)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex, zp, lo,
-                 hi, out, p0, cout, wide, rbw):
+                 hi, out, p0, cout, wide, rbw, cols_pairs):
     """Channels ``c_lo:c_hi`` of ``n`` pixels (the block at ``p0``): the patches widened once
-    (:func:`_widen`), then each 16-channel column by :func:`_col_pairs` (``wp``: the filter
-    of :func:`widen_pairs`)."""
+    (:func:`_widen`), then the columns by :func:`_cols_pairs` at the address ``cols_pairs``
+    (``wp``: the filter of :func:`widen_pairs`)."""
     span = _widen(src, rb, n, kh, seg, dy, step, np.uint8(128 if xmask != 0 else 0), wide, rbw)
-    groups = kh * seg // 4
+    call_native(cols_pairs, (wide, rbw, n, span, kh, seg // 4, wp, kh * seg // 4, qp, c_lo,
+                             c_hi, cpad, ex, zp, lo, hi, out, p0, cout), _PAIRS_CODES)
+
+
+@njit(_nrt=False, inner=True)
+def _cols_pairs(wide, rbw, n, span, kh, gpr, wp, groups, qp, c_lo, c_hi, cpad, ex, zp, lo, hi,
+                out, p0, cout):
+    """Each 16-channel column of channels ``c_lo:c_hi`` by :func:`_col_pairs` (one call from
+    the core per block through the address: the calling convention passes each array as 7
+    words, and a call per column made MobileNet v2 3% slower)."""
     c0 = c_lo
     woff = (c_lo // _TILE) * groups * 256
     while c0 < c_hi:
         ncol = min(4, (cout - c0 + 15) // 16)
         for c in range(ncol):
             cc = c0 + 16 * c
-            _col_pairs(wide, rbw, n, span, kh, seg // 4, wp, woff + groups * 64 * c, qp, cc,
-                       cpad, ex, zp, lo, hi, out, p0 * cout + cc, cout, cout - cc)
+            _col_pairs(wide, rbw, n, span, kh, gpr, wp, woff + groups * 64 * c, qp, cc, cpad,
+                       ex, zp, lo, hi, out, p0 * cout + cc, cout, cout - cc)
         woff += groups * ncol * 64
         c0 += _TILE

@@ -36,7 +36,7 @@ def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded, g_lo, g_hi):
                       flip)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _copy_run(src, s, dst, d, size, flip):
     """``dst[d:d + size] = src[s:s + size] ^ flip`` on uint8 arrays (not overlapping), 64
     bytes at a time, then (without masked byte stores) 16: a float first layer's right edge,
@@ -61,7 +61,7 @@ def _copy_run(src, s, dst, d, size, flip):
         dst[d + j] = src[s + j] ^ flip
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _store8(r, out, o, count):
     """The low bytes of the first ``min(count, 16)`` lanes of ``r`` to ``out[o:]`` (masked:
     nothing past them is written)."""
@@ -71,7 +71,7 @@ def _store8(r, out, o, count):
         vi_store8n(r, out, o, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _row_bases(geo, p0, n, out_h, out_w, rb):
     """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
     n .. n + 15 repeat the last one (whole micro-kernels read them, nothing is stored)."""
@@ -99,7 +99,7 @@ def _row_bases(geo, p0, n, out_h, out_w, rb):
         rb[j] = rb[n - 1]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _gather(xpad, geo, p0, n, out_h, out_w, cols):
     """im2col for a dilated-in-width window: patches of pixels p0.. as rows of ``kp``."""
     kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]

@@ -62,7 +62,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scrat
             c0 += 16 * _FLOAT_COLS
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o, cout,
                scratch):
     """``n`` pixels x one tile of ``ncol`` columns of 16 channels, in 16-lane registers."""
@@ -83,7 +83,7 @@ def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi
                    o + 32, cout, cout - c0 - 32, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o,
                 cout, scratch):
     """:func:`_ftile_512` for 16 ymm registers: 6 or 5 pixels x 16 channels per pass (12 or 10
@@ -106,7 +106,7 @@ def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, h
                     hi, out, o + 16 * c, cout, cout - cc)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _five_pixel_passes(n):
     """Pixels ``0:f`` that passes of 5 take so that passes of 6 end exactly at ``n``
     (f = 5 * b, b = -n mod 6), or 0 when n is too small for that (then the last pass of 6 is
@@ -116,7 +116,7 @@ def _five_pixel_passes(n):
     return 5 * b if n >= 5 * b else 0
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """Pixels ``0:n`` (``n`` a multiple of 5), 5 at a time, as :func:`_fh6x16`."""
     for j in range(0, n, 5):
@@ -149,7 +149,7 @@ def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
         _emit_h2(a4, b4, bias, c, lo, hi, out, o + 4 * cout, cv)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """Pixels ``j0:n``, 6 at a time (patches at ``rb[j:j + 6]``), x 16 channels in 8-lane
     vectors, taps one at a time in k order (the loop over the pixels inside: a call per 6
@@ -213,7 +213,7 @@ def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, c
             _emit_h2(a5, b5, bias, c, lo, hi, out, o + 5 * cout, cv)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit_h2(a, b, bias, c, lo, hi, out, o, count):
     """16 channels held as two 8-lane halves (``count`` > 8 of them kept)."""
     _emit_h(a, bias, c, lo, hi, out, o, np.int64(8))   # (not a literal: one variant)
@@ -224,7 +224,7 @@ def _emit_h2(a, b, bias, c, lo, hi, out, o, count):
 _ftile = _ftile_avx2 if SIMD_MODE == "avx2" else _ftile_512
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
     """TFLite's ActivationFunctionWithMinMax(total + bias) for channels c.., first ``count``."""
     r = vf_clamp(vf_add(v, vf_load(bias, c)), lo, hi)
@@ -234,7 +234,7 @@ def _emit_f(v, bias, c, lo, hi, out, o, count, scratch):
         vf_storen(r, out, o, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv, scratch):
     """``n`` pixels, 4 at a time, x 64 channels, float: taps one at a time in k order from 0.0
     (fused when :data:`nnsim.kernels._jit.FMA`)."""
@@ -290,7 +290,7 @@ def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv
             _emit_f(a33, bias, c + 48, lo, hi, out, o + 48, cv - 48, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit8(a0, a1, a2, a3, a4, a5, a6, a7, bias, c, lo, hi, out, o, cout, rows, cv, scratch):
     """:func:`_emit_f` of the first ``rows`` (1..8) of 8 pixels' vectors, ``cout`` apart."""
     _emit_f(a0, bias, c, lo, hi, out, o, cv, scratch)
@@ -310,7 +310,7 @@ def _emit8(a0, a1, a2, a3, a4, a5, a6, a7, bias, c, lo, hi, out, o, cout, rows, 
         _emit_f(a7, bias, c, lo, hi, out, o + 7 * cout, cv, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit8_whole(a0, a1, a2, a3, a4, a5, a6, a7, b, lo, hi, out, o, cout):
     """:func:`_emit8` of a whole pass: 8 pixels' 16 channels (bias ``b``), no test per store."""
     vf_store(vf_clamp(vf_add(a0, b), lo, hi), out, o)
@@ -323,7 +323,7 @@ def _emit8_whole(a0, a1, a2, a3, a4, a5, a6, a7, b, lo, hi, out, o, cout):
     vf_store(vf_clamp(vf_add(a7, b), lo, hi), out, o + 7 * cout)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit_h(v, bias, c, lo, hi, out, o, count):
     r = vf_clamp(vf_add(v, vh_load(bias, c)), lo, hi)
     if count >= 8:
@@ -332,7 +332,7 @@ def _emit_h(v, bias, c, lo, hi, out, o, count):
         vf_storen(r, out, o, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """Pixels ``0:n`` (``n`` a multiple of 12), 12 at a time, x at most 8 channels in 8-lane
     vectors (AVX2: 12 accumulators, one weight vector and one broadcast of the 16 ymm
@@ -378,7 +378,7 @@ def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
         _emit_h(a11, bias, c, lo, hi, out, o + 11 * cout, cv)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fh1x8(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """:func:`_fk8x1` for at most 8 channels, in 8-lane vectors, from pixel ``j0``."""
     for j in range(j0, n, 8):
@@ -420,7 +420,7 @@ def _fh1x8(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, co
             _emit_h(a7, bias, c, lo, hi, out, o + 7 * cout, cv)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fk8x2(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv,
            scratch):
     """``n`` pixels, 8 at a time (patches at ``rb[j:j + 8]``), x 2 columns of 16 channels: one
@@ -470,7 +470,7 @@ def _fk8x2(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, 
                cv - 16, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fk8x1(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv,
            scratch):
     """:func:`_fk8x2` for one column of 16 channels."""

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._gemm_avx2 import _RP, _block_pairs
+from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_padded,
                                         _gather, _row_bases, _store8)
-from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4,
-                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
-                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n,
-                                vi_store4, vi_xor, vq_load)
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, call_native, native_address, njit,
+                                vb_sum64, vi_add, vi_bcast4, vi_dpbusd, vi_load, vi_pack8q,
+                                vi_requantb, vi_requantqr, vi_requantr, vi_splat, vi_store,
+                                vi_store2, vi_store2n, vi_store4, vi_xor, vq_load)
 
 
 #: Where the micro-kernels find the input XOR mask in ``scratch`` (0x80 bytes for int8 inputs,
@@ -40,8 +40,8 @@ def scratch_arrays(geo):
 
 
 @njit(_nrt=False)
-def _quant_conv_step(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
-                     scratch, parts, xin, fill, t):
+def _quant_conv_step(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, ex, wide,
+                     rbw, scratch, parts, xin, fill, t):
     """Part ``t`` of the convolution in ``len(parts)`` parts (one thread's, run by
     :mod:`nnsim.kernels.team`): first copies rows ``parts[t, 4:6]`` of ``xin`` into the padded
     input ``x`` (``fill``: its height, width, top and left padding and the XOR byte, as
@@ -51,18 +51,19 @@ def _quant_conv_step(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, w
     :func:`scratch_arrays`."""
     _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), x, parts[t, 4],
                  parts[t, 5])
-    _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols[t], rb[t], sx[t], ex[t],
+    _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols[t], rb[t], sx[t], ex[t],
                      wide[t], rbw[t], scratch[t], parts[t, 0], parts[t, 1], parts[t, 2],
                      parts[t, 3])
 
 
 @njit(_nrt=False)
-def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
+def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
                      scratch, p_lo, p_hi, c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64, the
     tiles before it whole). Each output element gets the same instruction sequence whatever
-    the bounds: only which micro-kernel call computes it changes. ``cols``, ``rb``, ``sx`` and
-    :func:`scratch_arrays`: scratch."""
+    the bounds: only which micro-kernel call computes it changes. ``mks``: the micro-kernels'
+    addresses (:func:`micro_kernels`); ``cols``, ``rb``, ``sx`` and :func:`scratch_arrays`:
+    scratch."""
     k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
@@ -86,19 +87,19 @@ def _quant_conv_part(x, geo, prm, wp, qp, out, out_h, out_w, cols, rb, sx, ex, w
                 ex[j] = np.int32(rowcoef * (sx[j] - kfill))
         if _PAIRS:
             _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex,
-                         out_zp, lo, hi, oflat, p0, cout, wide, rbw)
+                         out_zp, lo, hi, oflat, p0, cout, wide, rbw, mks[0])
             continue
         c0 = c_lo
         woff = (c_lo // _TILE) * groups * 256
         while c0 < c_hi:
             ncol = min(4, (cout - c0 + 15) // 16)
             _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, qp, c0, cpad, ex,
-                       out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch)
+                       out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch, mks)
             woff += groups * ncol * 64
             c0 += _TILE
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
     """``sx[j] = sum of the xu values of the patch of pixel j`` (``flip``: int8 bytes)."""
     f = np.uint8(128) if flip else np.uint8(0)
@@ -119,24 +120,53 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
         sx[j] = total
 
 
-@njit(_nrt=False)
+#: The micro-kernels' argument types (codes of :func:`nnsim.kernels._jit.native_types`):
+#: :func:`_quant_conv_part` calls them through their addresses (:func:`micro_kernels`). The
+#: requantization table is uint32 when :func:`nnsim.kernels.gemm.shift_free` could make it
+#: so (every layer of the shared models), else int32.
+_MK_CODES = "u8 i64 i i i i i8 i i u32|i32 i i i32 i i i u8 i i i u8"
+
+
+def micro_kernels(cout: int, qp_dtype) -> np.ndarray:
+    """int64 [3]: the addresses of the micro-kernels a convolution of ``cout`` output channels
+    (requantization table of ``qp_dtype``, uint32 or int32) calls, compiled (or loaded from
+    numba's cache) here, 0 for the ones it never calls: on AVX-512 :func:`_mk4`, :func:`_mk2`,
+    :func:`_mk1` (whole 64-channel tiles; a last tile of 17-48 channels; one of 1-16 or
+    33-48), on AVX2 :func:`nnsim.kernels._gemm_avx2._cols_pairs` first. Only these are
+    compiled: MobileNet v1 never needs ``_mk1``, whose compilation was a second of its cold
+    start, and the core's own compilation no longer optimises and compiles their code again
+    (issue 13)."""
+    table = "u32" if np.dtype(qp_dtype) == np.uint32 else "i32"
+    if _PAIRS:
+        codes = _PAIRS_CODES.replace("u32|i32", table)
+        return np.array([native_address(_cols_pairs, codes), 0, 0], np.int64)
+    ncols = {min(4, (cout - c0 + 15) // 16) for c0 in range(0, cout, _TILE)}
+    wanted = (4 in ncols, bool(ncols & {2, 3}), bool(ncols & {1, 3}))
+    codes = _MK_CODES.replace("u32|i32", table)
+    return np.array([native_address(fn, codes) if want else 0
+                     for fn, want in zip((_mk4, _mk2, _mk1), wanted)], np.int64)
+
+
+@njit(_nrt=False, inline="always", inner=True)
 def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, qp, c0, cpad, ex, zp, lo, hi,
-               out, o, cout, scratch):
+               out, o, cout, scratch, mks):
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
-    (``gpr`` groups of 4 taps per run)."""
+    (``gpr`` groups of 4 taps per run): :func:`_mk4`, :func:`_mk2` and :func:`_mk1` at the
+    addresses ``mks``."""
     stride = ncol * 64
     if ncol == 4:
-        _mk4(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
-             out, o, cout, cout - c0, scratch)
+        call_native(mks[0], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
+                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
     elif ncol >= 2:
-        _mk2(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
-             out, o, cout, cout - c0, scratch)
+        call_native(mks[1], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
+                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
         if ncol == 3:
-            _mk1(src, rb, n, dy, kh, gpr, wp, woff + 128, stride, qp, c0 + 32, cpad, ex,
-                 zp, lo, hi, out, o + 32, cout, cout - c0 - 32, scratch)
+            call_native(mks[2], (src, rb, n, dy, kh, gpr, wp, woff + 128, stride, qp, c0 + 32,
+                                 cpad, ex, zp, lo, hi, out, o + 32, cout, cout - c0 - 32,
+                                 scratch), _MK_CODES)
     else:
-        _mk1(src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp, lo, hi,
-             out, o, cout, cout - c0, scratch)
+        call_native(mks[2], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
+                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
 
 
 #: AVX2 (16 ymm registers, no byte dot product) computes each block with the pair-lane
@@ -144,14 +174,14 @@ def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, qp, c0, cpad, ex, zp, lo
 _PAIRS = SIMD_MODE == "avx2"
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _extras(ex, j, rows):
     """``ex[j:j + 4]`` as vectors of equal lanes (0 past the ``rows`` pixels there are)."""
     return (vi_splat(ex[j]), vi_splat(ex[j + 1] if rows > 1 else 0),
             vi_splat(ex[j + 2] if rows > 2 else 0), vi_splat(ex[j + 3] if rows > 3 else 0))
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _emit(v, qp, c, cpad, zp, lo, hi, out, o, count, scratch):
     """Requantize 16 accumulators of channels c.. (``qp``: see :func:`requant_params`; the
     accumulators started at the bias and the pixel's extra term) and store the first
@@ -159,7 +189,7 @@ def _emit(v, qp, c, cpad, zp, lo, hi, out, o, count, scratch):
     _store8(vi_requantb(v, qp, c, cpad, zp, lo, hi), out, o, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """``n`` pixels, 4 at a time (patch runs at ``src[rb[j] + ky * dy]``), x 64 channels
@@ -249,7 +279,7 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
             _emit(a33, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _mk4_one(src, r0, extra, dy, kh, gpr, wp, wo, ws, qp, c, cpad, zp, lo, hi, out, o, cv,
              scratch):
     """One pixel (patch runs at ``src[r0 + ky * dy]``) x 64 channels, as :func:`_mk4` computes
@@ -275,7 +305,7 @@ def _mk4_one(src, r0, extra, dy, kh, gpr, wp, wo, ws, qp, c, cpad, zp, lo, hi, o
     _emit(a3, qp, c + 48, cpad, zp, lo, hi, out, o + 48, cv - 48, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 32 channels."""
@@ -335,7 +365,7 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
             _emit(a31, qp, c + 16, cpad, zp, lo, hi, out, o + 16, cv - 16, scratch)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
          out, o0, cout, cv, scratch):
     """:func:`_mk4` for 16 channels: 8 pixels at a time while 8 remain (8 chains of sums,

@@ -87,7 +87,7 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
 _AHEAD = 2048
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _pair(x, groups, wp, p, qp, c, cpad, e, m, zp, lo, hi, out):
     """Channels c..c + 128 (two whole tiles, weights from ``wp[p]``)."""
     a0, a1 = vi_add(vi_load(qp, c), e), vi_add(vi_load(qp, c + 16), e)
@@ -145,7 +145,7 @@ def _float_gemv(x, geo, wp, bias, clamp, out, c_lo, c_hi):
             c += 16 * _FLOAT_COLS
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _fpair(x, k, wp, p, bias, c, lo, hi, out, scratch):
     """Channels c..c + 128 (8 columns, weights from ``wp[p]``: two 4-column tiles, or on AVX2
     eight 1-column ones, see gemm.pack_weights), float."""

@@ -50,8 +50,9 @@ try:  # numba is a hard dependency, but a missing install must not break imports
     import numba as _numba
     from numba.core import config as _numba_config
     from numba.core import event as _numba_event
+    from numba.core import types as _numba_types
 except ImportError:  # pragma: no cover - exercised only on installs without numba
-    _numba = _numba_config = _numba_event = _llvm = None
+    _numba = _numba_config = _numba_event = _numba_types = _llvm = None
 
 __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
            "vi_zero", "vi_splat", "vi_load", "vi_load8", "vi_bcast4", "vi_dpbusd", "vi_dpwssd",
@@ -62,7 +63,8 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
            "vi_requantqr", "vi_pack8", "vi_pack8q",
            "vi_store", "vi_store8", "vi_store8n", "vi_store2", "vi_store2n", "vi_store4",
            "vb_copy", "at_load", "at_store", "at_cas", "at_add", "spin_pause", "call_address",
-           "as_pointer", "callback", "carray", "monotonic_ns",
+           "as_pointer", "callback", "carray", "monotonic_ns", "native_types", "native_address",
+           "call_native",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
            "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch"]
@@ -214,6 +216,33 @@ if JIT_ENABLED:
     _drop_stale_caches()
 
 
+#: The argument codes of :func:`native_types`: a 1-D C-contiguous array of that dtype, or
+#: ``i`` an int64.
+NATIVE_CODES = {"u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32", "u32": "uint32",
+                "i64": "int64", "f32": "float32"}
+
+
+def native_types(codes: str) -> tuple:
+    """The numba argument types named by ``codes`` (space-separated :data:`NATIVE_CODES` or
+    ``i``; :func:`call_native` also takes ``a|b``, either type): the signature of a variant
+    that compiled code calls through its address (:func:`native_address`,
+    :func:`call_native`) instead of linking it in. A core calling its micro-kernels so
+    compiles only the ones a model needs, and LLVM does not optimise and compile their code
+    again inside each caller (MobileNet v1's cold start, issue 13)."""
+    if not JIT_ENABLED or not codes:
+        return ()
+    t = _numba_types
+    return tuple(t.int64 if c == "i" else t.Array(getattr(t, NATIVE_CODES[c]), 1, "C")
+                 for c in codes.split())
+
+
+def _native_choices(codes: str) -> list:
+    """For each argument of ``codes`` where alternatives are allowed (``u32|i32``: the
+    caller passes one of them, the variant at the address was compiled for that one), the
+    types allowed (:func:`call_native`)."""
+    return [native_types(" ".join(c.split("|"))) for c in codes.split()]
+
+
 def njit(*args, **kwargs):
     """Decorate a kernel core; usable as ``@njit`` and ``@njit(...)``.
 
@@ -225,6 +254,15 @@ def njit(*args, **kwargs):
     and decrements the reference count of each array argument around every such call (a
     float 3x3 depthwise layer made 8 of these calls per 16-channel row: 14x14x128 10.4 ->
     6.6 us without them, Zen 5). Scratch such a core needs comes from its plan.
+
+    ``inner=True`` for a helper that only compiled code calls (a micro-kernel, a row loop):
+    numba then builds neither of the wrappers through which Python and C call a
+    compiled function (``no_cpython_wrapper``, ``no_cfunc_wrapper``), which it otherwise
+    types, lowers, optimises and compiles to machine code with every variant, for nothing
+    here: 0.05-0.15 s a variant with many array arguments, about a fifth of MobileNet v1's
+    cold start (issue 13). A call from Python (a test, an oracle) still works: it runs a
+    wrapped twin of the function, compiled on its first such call and not cached (numba's
+    cache key does not tell the two apart).
     """
     if kwargs.get("fastmath"):
         raise ValueError("nnsim kernels never use fastmath (see nnsim.kernels._jit)")
@@ -245,10 +283,36 @@ def _decorate(func, kwargs):
     flags = dict(_FLAGS)
     flags.update(kwargs)
     flags["fastmath"] = False
+    inner = flags.pop("inner", False)
+    if inner:
+        flags.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
     dispatcher = _numba.njit(**flags)(func)
+    if inner:
+        dispatcher.__class__ = _InnerDispatcher   # the same object, Python calls redirected
     if flags["cache"]:
         _lock_cache_saves(dispatcher)
     return dispatcher
+
+
+if JIT_ENABLED:
+    from numba.core.registry import CPUDispatcher as _CPUDispatcher
+
+    class _InnerDispatcher(_CPUDispatcher):
+        """An ``inner=True`` helper (see :func:`njit`): its variants have no CPython wrapper,
+        so a call from Python goes to a wrapped twin (numba's dispatch table would call a
+        missing wrapper), compiled on its first such call and kept out of the cache, whose
+        key would not tell the twin's variants from the helper's."""
+
+        _twin = None
+
+        def __call__(self, *args, **kwargs):
+            if self._twin is None:
+                flags = dict(self.targetoptions, cache=False)
+                flags.pop("no_cpython_wrapper", None)
+                flags.pop("no_cfunc_wrapper", None)
+                flags.pop("nopython", None)   # (numba's njit sets it itself)
+                self._twin = _numba.njit(**flags)(self.py_func)
+            return self._twin(*args, **kwargs)
 
 
 # -- the cache across processes --------------------------------------------------------------
@@ -783,6 +847,46 @@ if JIT_ENABLED:
                                     _ir.IntType(8).as_pointer())
         return _types.voidptr(address), codegen
 
+    @_intrinsic
+    def call_native(typingctx, address, args, codes):
+        # call_native(address, (arg, ...), "codes"): run the variant at ``address``
+        # (native_address) with these arguments, in numba's own calling convention. The
+        # signature is checked while typing (a wrong one would corrupt memory at run
+        # time): each argument type must be one that ``codes`` names (ints of any width are
+        # passed as int64)
+        choices = _native_choices(getattr(codes, "literal_value", ""))
+        got = tuple(_types.unliteral(t) for t in getattr(args, "types", ()))
+        want = tuple(_types.int64 if isinstance(g, _types.Integer) else g for g in got)
+        if not choices or len(got) != len(choices) or any(
+                w not in allowed for w, allowed in zip(want, choices)):
+            raise _numba.core.errors.TypingError(
+                f"call_native: arguments {got} do not match the signature {codes}")
+
+        def codegen(context, builder, sig, llargs):
+            values = [context.cast(builder, v, t, w) for v, t, w in
+                      zip(_cgutils.unpack_tuple(builder, llargs[1], len(want)), args.types,
+                          want)]
+            fnty = context.call_conv.get_function_type(_types.none, want)
+            fn = builder.inttoptr(_int64(context, builder, sig, llargs, 0), fnty.as_pointer())
+            # numba's calling convention: status = f(&result, &exception info, *args); the
+            # callees return nothing and raise nothing (no checks: nopython, no bounds)
+            result = _cgutils.alloca_once(builder, fnty.args[0].pointee)
+            builder.store(_cgutils.get_null_value(fnty.args[0].pointee), result)
+            excinfo = _cgutils.alloca_once(builder, fnty.args[1].pointee)
+            packed = context.call_conv._get_arg_packer(want).as_arguments(builder, values)
+            builder.call(fn, [result, excinfo, *packed])
+            return context.get_dummy_value()
+        return _types.none(address, args, codes), codegen
+
+    def native_address(dispatcher, codes: str) -> int:
+        """The address of ``dispatcher``'s variant for the argument types ``codes`` (see
+        :func:`native_types`), compiled (or loaded from numba's cache) here: what
+        :func:`call_native` calls. Valid while the dispatcher lives (a module's, always)."""
+        sig = native_types(codes)
+        dispatcher.compile(sig)
+        variant = dispatcher.overloads[sig]
+        return variant.library.get_pointer_to_function(variant.fndesc.llvm_func_name)
+
     def callback(func, cache=False):
         """``func(a, b)`` (two int64) compiled as a C function ``void f(int64, int64)``; its
         address is ``.address``. ``cache``: stored in numba's cache (a function defined in a
@@ -796,4 +900,15 @@ else:
     # names), the 8-lane store being the 16-lane one
     globals().update(SIMD_OPS, vh_store=SIMD_OPS["vf_store"])
     at_load = at_store = at_cas = at_add = spin_pause = call_address = as_pointer = None
+    _NATIVE: list = []   # the functions native_address numbered, with the JIT off
+
+    def native_address(dispatcher, codes: str) -> int:
+        """With the JIT off: a number standing for ``dispatcher`` (a plain function)."""
+        if dispatcher not in _NATIVE:
+            _NATIVE.append(dispatcher)
+        return _NATIVE.index(dispatcher) + 1   # 0 stays "none"
+
+    def call_native(address, args, codes):
+        """With the JIT off: call the function :func:`native_address` numbered ``address``."""
+        _NATIVE[address - 1](*args)
     monotonic_ns = callback = carray = None   # no thread team (nnsim.kernels.team)

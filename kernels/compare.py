@@ -130,7 +130,7 @@ def _by_table(op, a, b, ta, tb):
     return out.reshape(shape)
 
 
-@njit
+@njit(inner=True)
 def _test(op, x, y):
     if op == EQUAL:
         return x == y

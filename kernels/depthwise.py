@@ -313,7 +313,7 @@ def _repeat_then(plan, xb, call):
     call()
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _window_rows(xb, sb, size, ring, dims, geo, slots, rows, b, oy, cout, c_lo, c_hi, fill,
                  flip):
     """``rows[ky]``: where padded input row ``ky`` of output row ``oy``'s windows starts in
@@ -387,7 +387,7 @@ def _dw_quant_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, qp, prm, out
                             o0 + ox * cout + c, cout - c)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad, qp):
     acc = vi_load(qp, c)   # the bias (row 0 of the requantization table)
     for ky in range(kh):
@@ -402,7 +402,7 @@ def _dw_quant_taps(x, rows, i0, kh, kw, dx, w, c, cpad, qp):
 _PACKED_STORES = SIMD_MODE == "avx512vnni"
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _taps3x3(x, r0, r1, r2, i, cout, bias, w0, w1, w2, w3, w4, w5, w6, w7, w8):
     """The sum of one 3x3 window at ``x[r0 + i]`` (rows ``x[r1]``, ``x[r2]``) from the bias,
     in two chains of multiply-adds."""
@@ -418,7 +418,7 @@ def _taps3x3(x, r0, r1, r2, i, cout, bias, w0, w1, w2, w3, w4, w5, w6, w7, w8):
     return vi_add(a, b)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inline="always", inner=True)
 def _dw3x3_quant_row(x, r0, r1, r2, step, cout, w, c, cpad, qp, zp, lo, hi, out, o0,
                      out_w, count):
     """One output row of 16 channels of a 3x3 undilated window (weights in registers); the
@@ -560,7 +560,7 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
         r += 1
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _in_place_columns(possible, w_in, pl, stride_w, out_w):
     """``(ox_lo, ox_hi)``: the output columns whose 3-wide windows lie inside the input row
     (read in place), or ``(0, 0)`` when none is or ``possible`` is false. In place needs
@@ -574,7 +574,7 @@ def _in_place_columns(possible, w_in, pl, stride_w, out_w):
     return (ox_lo, ox_hi) if ox_lo < ox_hi else (0, 0)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _edge_rows(xb, sb, dims, slots, rows, b, iy0, cout, ox_lo, ox_hi, stride_w, out_w):
     """For an output row read in place from input rows ``iy0:iy0 + 3``: ``rows[ky]`` = where
     ring row ``iy0 + ky`` starts, holding (with its padding columns) the input pixels the
@@ -597,7 +597,7 @@ def _edge_rows(xb, sb, dims, slots, rows, b, iy0, cout, ox_lo, ox_hi, stride_w, 
             _copy_run(xb, s + o, sb, d + o, (w_in - right) * cout * 4, np.uint8(0))
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi, out, o0,
                      out_w, count):
     """:func:`_dw3x3_quant_row` for float32: taps summed in (ky, kx) order from 0.0; window
@@ -620,7 +620,7 @@ def _dw3x3_float_row(x, r0, r1, r2, step, cout, ostep, w, c, cpad, bias, lo, hi,
         _store_f(vf_clamp(vf_add(acc, b), lo, hi), out, o0 + ox * ostep, count)
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _dw3x3_float_row8(x, r0, r1, r2, step, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                       count):
     """:func:`_dw3x3_float_row` for the last <= 8 channels, in 8-lane vectors."""
@@ -655,7 +655,7 @@ _vload, _vzero, _vstore = ((vh_load, vh_zero, vh_store) if _HALF_ROWS else
                            (vf_load, vf_zero, vf_store))
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
                        count):
     """:func:`_dw3x3_float_row` (stride 1) for two output rows at once, in vectors of
@@ -697,7 +697,7 @@ def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o
             vf_storen(second, out, ob + i, count)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _dw_float_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
     acc = vf_zero()
     for ky in range(kh):
@@ -707,7 +707,7 @@ def _dw_float_taps(x, rows, i0, kh, kw, dx, w, c, cpad):
     return acc
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _store_f(r, out, o, count):
     if count >= 16:
         vf_store(r, out, o)

@@ -50,7 +50,7 @@ def bbox_transform(rois, deltas, batches, image_info):
     return out
 
 
-@njit
+@njit(inner=True)
 def _clip(v, hi):
     """``std::min(std::max(v, 0.0f), hi)``."""
     if v < F32(0.0):
@@ -153,7 +153,7 @@ def _nms(scores, boxes, roi_div, kind, iou_threshold, sigma, score_threshold, ma
     return start
 
 
-@njit
+@njit(inner=True)
 def _sort_by_score(scores, select, n):
     """``select[:n]`` reordered by decreasing score (stable)."""
     keys = np.empty(n, dtype=np.float32)
@@ -162,7 +162,7 @@ def _sort_by_score(scores, select, n):
     return select[:n][np.argsort(keys, kind="mergesort")]
 
 
-@njit(error_model="numpy")
+@njit(error_model="numpy", inner=True)
 def _nms_multiclass(scores, num_rois, num_classes, boxes, roi_div, kind, iou_threshold, sigma,
                     score_threshold, nms_score_threshold, max_detections, max_per_class):
     """Per class 1..C-1 (0 is the background): candidates ``score > score_threshold`` go

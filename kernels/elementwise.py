@@ -343,7 +343,7 @@ def _quant_step(a, b, table, prm, out, parts, t):
     _quant_range(a, b, table, prm, out, parts[t, 0], parts[t, 1])
 
 
-@njit
+@njit(inner=True)
 def _quant_range(a, b, table, prm, out, start, n):
     """Elements ``start:n`` (``start`` a multiple of 16): the whole vectors in place, the
     last partial one through 16-byte scratch buffers, both by :func:`_quant_span` (one
@@ -361,7 +361,7 @@ def _quant_range(a, b, table, prm, out, start, n):
             out[full + j] = to[j]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _quant_span(a, b, table, prm, out, start, n):
     """Elements ``start:n``, whole vectors of 16. The output requantization's rows stay in
     registers for the whole span (vq_load): reloaded for every 16 elements, with a call per
@@ -401,7 +401,7 @@ def _quant_span(a, b, table, prm, out, start, n):
         vi_store8(vi_requantq(vi_add(ra, rb), q, 0, zpo, lo, hi), out, i)
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _input_stage16(v, stage, low):
     """MBQM(v << 20, m, shift) of 16 lanes: ``stage`` the splats of :func:`_input_stage`'s
     ``(mh, ml, ch, dm, r)``, ``low`` those of 1024, 11, 31."""
@@ -410,7 +410,7 @@ def _input_stage16(v, stage, low):
     return vi_ashr(vi_add(high, frac), stage[4])
 
 
-@njit(_nrt=False, inline="always")
+@njit(_nrt=False, inline="always", inner=True)
 def _inputs16(a, b, i, flips, zps):
     """``a[i:i + 16]``, ``b[i:i + 16]`` minus their zero points: bytes (uint8 a, b), int8 ones
     XOR 0x80 = x + 128 (zp1, zp2 moved alike)."""
@@ -441,7 +441,7 @@ def _linear_range(a, b, lin, out, start, n):
             out[full + j] = to[j]
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _linear_span(a, b, lin, out, start, n):
     """Elements ``start:n``, whole blocks of 64: four vectors of ``(u * P + v * Q + R) >> S``
     clamped and packed into one 64-byte store."""
@@ -455,7 +455,7 @@ def _linear_span(a, b, lin, out, start, n):
                             _linear16(a, b, i + 48, flips, form), 0, lo, hi), out, i, 16)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _linear16(a, b, i, flips, form):
     """``(u * P + v * Q + R) >> S`` of elements ``i:i + 16`` (``form``: the splats of P, Q, R,
     S; not inlined by numba: LLVM inlines it, and the compile is the same)."""

@@ -158,7 +158,7 @@ def lut16_lookup(x, table):
     return (base + ((slope * offset + 64) >> 7)).astype(np.int16)
 
 
-@njit
+@njit(inner=True)
 def _gelu_f32(v, approximate):
     half = np.float32(0.5)
     if approximate:

@@ -50,46 +50,23 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
-# The argument types the integer core passes its micro-kernels (numba's typing of the core:
-# tests/kernels/test_kernels_jit.py checks that a real convolution compiles no other variant),
-# one code per argument: ``u8 i8 i16 i32 u32 i64`` a 1-D C array of that type, ``i`` int64.
-# The requantization table is ``u32``, as :func:`shift_free` makes it for every layer of the
-# shared models. Lists in the order the core's compilation asks for them.
-_INT_ARGS = "u8 i64 i i i i i8 i i u32 i i i32 i i i u8 i i i u8"
-_AVX2_ARGS = "i16 i64 i i i i i16 i u32 i i i32 i i i u8 i i i"
-_MICRO_KERNELS = {
-    "avx2": [(_gemm_avx2._col_pairs, _AVX2_ARGS)],
-    "other": [(_gemm_int._mk4, _INT_ARGS), (_gemm_int._mk2, _INT_ARGS),
-              (_gemm_int._mk1, _INT_ARGS)],
-}
-_DUMMY = {"u8": np.uint8, "i8": np.int8, "i16": np.int16, "i32": np.int32, "u32": np.uint32,
-          "i64": np.int64}
-
 
 def compile_micro_kernels() -> int:
-    """Compile (or load from numba's cache) the micro-kernels of the integer GEMM core for
-    this SIMD mode, each on its own: called with the core's argument types and nothing to
-    compute (no pixels, no taps, zeroed buffers). A core compiled later asks numba for each of
-    them and loads what is cached instead of compiling it: :mod:`nnsim.tools.warmup`'s child
-    does this first while the first invoke compiles the core (the micro-kernels are most of
-    the longest compilation of all). Order: the one the core's compilation asks for first,
-    then the others from the last back (the core asks for the second right after the first,
-    when a child cannot be ahead of it). A micro-kernel the invoke is compiling meanwhile
-    (claimed, :mod:`nnsim.kernels._claims`) is skipped. Returns how many ran. (The float
-    core's are not done: compiling them first made the child late with the model's other
-    kernels.)"""
+    """Compile (or load from numba's cache) the micro-kernel of the integer GEMM core that
+    nearly every quantized model calls (``_mk4`` on AVX-512, ``_cols_pairs`` on AVX2; the core
+    calls them through their addresses, :func:`nnsim.kernels._gemm_int.micro_kernels`):
+    :mod:`nnsim.tools.warmup`'s child does this first, while the first invoke compiles what
+    its first layers need, which then loads it from the cache. One the invoke is compiling
+    meanwhile (claimed, :mod:`nnsim.kernels._claims`) is skipped. Returns how many ran (0 or
+    1). (The float core's are not done: compiling them first made the child late with the
+    model's other kernels.)"""
     if not JIT_ENABLED:
         return 0
-    kernels = _MICRO_KERNELS["avx2" if SIMD_MODE == "avx2" else "other"]
-    ran = 0
-    for fn, codes in kernels[:1] + kernels[1:][::-1]:
-        try:
-            fn(*(np.zeros(4096, _DUMMY[c]) if c in _DUMMY else 0 for c in codes.split()))
-        except Claimed:
-            continue
-        ran += 1
-    return ran
-
+    try:
+        _gemm_int.micro_kernels(_TILE, np.uint32)
+    except Claimed:
+        return 0
+    return 1
 
 
 # --- packing (once per constant filter) --------------------------------------------------------
@@ -382,6 +359,7 @@ class QuantGemmPlan(_Plan):
         # the filter as the convolution core reads it: on AVX2 in int16 pairs (_gemm_avx2)
         self.wpk = (_gemm_avx2.widen_pairs(self.wp, cout)
                     if SIMD_MODE == "avx2" and not self.gemv else self.wp)
+        self.mks = None   # the micro-kernels' addresses (_gemm_int.micro_kernels), once bound
 
     def run(self, x, out):
         """``out [N, OH, OW, Cout]`` (uint8/int8) = the convolution of ``x`` (same dtype as
@@ -400,8 +378,10 @@ class QuantGemmPlan(_Plan):
             if split is None:
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
             return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0])
-        args = (self.geo, self.prm, self.wpk, self.qp, out.view(np.uint8).reshape(-1, self.cout),
-                out.shape[1], out.shape[2])
+        if self.mks is None:   # compiled when first bound (by the invoke that needs them)
+            self.mks = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
+        args = (self.geo, self.prm, self.wpk, self.qp, self.mks,
+                out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2])
         return self._bind_core(_quant_conv_part, _quant_conv_step, xb, xb,
                                128 if self.flip else 0, args,
                                (self.cols, self.rb, self.sx, *self.scratch))

@@ -80,7 +80,7 @@ def _wrap16(v):
     return ((np.int64(v) + 32768) & 0xFFFF) - 32768
 
 
-@njit
+@njit(inner=True)
 def _srdhm16(a, b):
     if a == b and a == -32768:
         return np.int64(32767)
@@ -91,7 +91,7 @@ def _srdhm16(a, b):
     return _wrap16(q)
 
 
-@njit
+@njit(inner=True)
 def _sdhm16(a, b):
     if a == b and a == -32768:
         return np.int64(32767)
@@ -100,7 +100,7 @@ def _sdhm16(a, b):
     return _wrap16(q)
 
 
-@njit
+@njit(inner=True)
 def _sat_shl16(v, amount):
     r = np.int64(v) * (np.int64(1) << amount)
     return min(max(r, -32768), 32767)

@@ -52,7 +52,7 @@ def instance_normalization(x, gamma, beta, epsilon):
     return out.reshape(x.shape).astype(x.dtype)
 
 
-@njit
+@njit(inner=True)
 def _to_half(v):
     """``v`` rounded to the nearest IEEE half value (ties to even), as a float64."""
     a = abs(v)
@@ -68,7 +68,7 @@ def _to_half(v):
     return np.rint(v / quantum) * quantum
 
 
-@njit
+@njit(inner=True)
 def _round(v, half):
     if half:
         return _to_half(v)

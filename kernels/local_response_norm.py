@@ -87,7 +87,7 @@ def _run(blocks, out, radius, params, variant, last):
             _window_core(blocks, r, r, params, out)
 
 
-@njit
+@njit(inner=True)
 def _f32(v):
     """Round a float64 value to float32 (kept as float64): one IEEE single operation."""
     return np.float64(np.float32(v))

@@ -81,12 +81,12 @@ def log_softmax_params(in_scale):
     return m, left_shift, diff_min, rev_m, rev_shift
 
 
-@njit
+@njit(inner=True)
 def _saturating_add(a, b):
     return min(max(np.int64(a) + np.int64(b), -2147483648), 2147483647)
 
 
-@njit
+@njit(inner=True)
 def _log_x_for_x_greater_than_or_equal_to_1(raw, input_bits, output_bits):
     """``log(x)`` for a fixed-point ``x >= 1`` with ``input_bits`` integer bits (raw int32),
     as a raw value with ``output_bits`` integer bits (TFLite ``internal/common.h``).

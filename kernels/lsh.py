@@ -95,7 +95,7 @@ def _lsh_bits_core(seeds, rows, weights, use_weights, bits):
         bits[k] = 1 if score > 0.0 else 0
 
 
-@njit
+@njit(inner=True)
 def _signed_double(h):
     """The uint64 ``h`` read as an int64 (two's complement), converted to double."""
     # h - 2**64 == -(~h) - 1 is computed exactly in int64, then rounded once, as the C cast.
@@ -109,7 +109,7 @@ def _signed_double(h):
 # lengths and offsets are converted first (numba would otherwise promote uint64 op int64 to
 # float64).
 # ---------------------------------------------------------------------------------------------
-@njit
+@njit(inner=True)
 def _fetch64(s, p):
     v = np.uint64(0)
     for k in range(7, -1, -1):
@@ -117,7 +117,7 @@ def _fetch64(s, p):
     return v
 
 
-@njit
+@njit(inner=True)
 def _fetch32(s, p):
     v = np.uint64(0)
     for k in range(3, -1, -1):
@@ -125,18 +125,18 @@ def _fetch32(s, p):
     return v
 
 
-@njit
+@njit(inner=True)
 def _rotate(v, shift):
     # Only called with 0 < shift < 64.
     return (v >> np.uint64(shift)) | (v << np.uint64(64 - shift))
 
 
-@njit
+@njit(inner=True)
 def _shift_mix(v):
     return v ^ (v >> np.uint64(47))
 
 
-@njit
+@njit(inner=True)
 def _mix16(u, v, mul):
     # HashLen16(u, v, mul); with mul = _KMUL it is Hash128to64 of (low u, high v).
     a = (u ^ v) * mul
@@ -146,7 +146,7 @@ def _mix16(u, v, mul):
     return b * mul
 
 
-@njit
+@njit(inner=True)
 def _weak32(s, p, a, b):
     # WeakHashLen32WithSeeds of the 32 bytes at p: returns a pair.
     w, x, y, z = _fetch64(s, p), _fetch64(s, p + 8), _fetch64(s, p + 16), _fetch64(s, p + 24)
@@ -159,7 +159,7 @@ def _weak32(s, p, a, b):
     return a + z, b + c
 
 
-@njit
+@njit(inner=True)
 def _len0to16(s, p, n):
     un = np.uint64(n)
     if n >= 8:
@@ -180,7 +180,7 @@ def _len0to16(s, p, n):
     return _K2
 
 
-@njit
+@njit(inner=True)
 def _len17to32(s, p, n):
     mul = _K2 + np.uint64(n) * np.uint64(2)
     a = _fetch64(s, p) * _K1
@@ -190,7 +190,7 @@ def _len17to32(s, p, n):
     return _mix16(_rotate(a + b, 43) + _rotate(c, 30) + d, a + _rotate(b + _K2, 18) + c, mul)
 
 
-@njit
+@njit(inner=True)
 def _len33to64(s, p, n):
     mul = _K2 + np.uint64(n) * np.uint64(2)
     a = _fetch64(s, p) * _K2

@@ -26,12 +26,12 @@ from nnsim.kernels.rnn import _apply_activation
 GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = 0, 1, 2, 3
 
 
-@njit
+@njit(inner=True)
 def _sigmoid(v):
     return np.float32(np.float32(1.0) / (np.float32(1.0) + np.float32(np.exp(-v))))
 
 
-@njit
+@njit(inner=True)
 def _mean_stddev_normalize(g, n_cell):
     """tensor_utils::MeanStddevNormalization of one row (variance + 1e-8 under the root)."""
     total = np.float32(0.0)
@@ -48,7 +48,7 @@ def _mean_stddev_normalize(g, n_cell):
         g[k] = (g[k] - mean) * inv
 
 
-@njit
+@njit(inner=True)
 def _gate_row(g, gate, x_row, aux_row, h_row, w_in, w_aux, w_rec, bias, layer_norm):
     n_cell = g.shape[0]
     for k in range(n_cell):
@@ -68,7 +68,7 @@ def _gate_row(g, gate, x_row, aux_row, h_row, w_in, w_aux, w_rec, bias, layer_no
         g[k] = acc + dot
 
 
-@njit
+@njit(inner=True)
 def _finish_gate(g, gate, c_row, peep, ln, bias, peephole, layer_norm):
     n_cell = g.shape[0]
     if peephole:

@@ -119,7 +119,7 @@ def max_pool_2d(
     return _pool("max", x, filter_h, filter_w, stride_h, stride_w, pads, fuse, out_scale, out_zp)
 
 
-@njit
+@njit(inline="always", inner=True)
 def _window(o, stride, pad, size, filt):
     origin = o * stride - pad
     start = max(0, -origin)

@@ -46,7 +46,7 @@ IN_M, IN_S, REC_M, REC_S, LN_M, LN_S, LN_LIMIT, HAS_LN, PEEP_M, PEEP_S, HAS_PEEP
  P_PROJ_S, P_PROJ_CLIP, P_OUT_ZP) = range(11)
 
 
-@njit
+@njit(inner=True)
 def _matvec_acc(inp, bias, w, mult, shift, zp, lo, hi, acc):
     """MatrixBatchVectorMultiplyAccumulate: acc[b*rows+r] = clamp(MBQM(bias + in.w) + zp + acc)."""
     batch, depth = inp.shape
@@ -61,7 +61,7 @@ def _matvec_acc(inp, bias, w, mult, shift, zp, lo, hi, acc):
             acc[b * rows + r] = min(max(v, lo), hi)
 
 
-@njit
+@njit(inner=True)
 def _peephole_acc(vec, v_size, cell, n, mult, shift, acc):
     """VectorBatchVectorCwiseProductAccumulate over the first ``n`` flat elements."""
     for k in range(n):
@@ -70,7 +70,7 @@ def _peephole_acc(vec, v_size, cell, n, mult, shift, acc):
         acc[k] = min(max(prod + acc[k], -32768), 32767)
 
 
-@njit
+@njit(inner=True)
 def _layer_norm(g, weights, bias, mult, shift, limit, batch, units):
     """ApplyLayerNorm in place on the flat [batch * units] gate buffer."""
     guard = np.int64(1 << 20)
@@ -98,7 +98,7 @@ def _layer_norm(g, weights, bias, mult, shift, limit, batch, units):
             g[base + j] = min(max(val5, -32768), 32767)
 
 
-@njit
+@njit(inner=True)
 def _gate(gate, x, h, c_peep, w_in, w_rec, eff_in, eff_rec, peep, ln_w, ln_b, gp, batch,
           units, n_out, acc):
     """One gate's pre-activation (matmuls, peephole, layer norm) into ``acc``."""

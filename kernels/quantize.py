@@ -274,7 +274,7 @@ def _shift_core(xb, flip, delta, qmin, qmax, out):
         out[i] = min(max(v, qmin), qmax)
 
 
-@njit(_nrt=False)
+@njit(_nrt=False, inner=True)
 def _requantize16(x, i, in_zp, table, out_zp, qmin, qmax, out, o):
     v = vi_add(vi_load8(x, i), vi_splat(-in_zp))   # sign- or zero-extended by dtype
     vi_store8(vi_requant(v, table, 0, 16, 0, out_zp, qmin, qmax), out, o)

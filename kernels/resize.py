@@ -85,7 +85,7 @@ def resize_bilinear(x, out_h, out_w, *, align_corners=False, half_pixel_centers=
     return out
 
 
-@njit
+@njit(inner=True)
 def _interp_float(dst, scale, half_pixel, in_size):
     if half_pixel:
         src = (np.float32(dst) + np.float32(0.5)) * scale - np.float32(0.5)
@@ -130,7 +130,7 @@ def _resize_float_core(x, scale_h, scale_w, half_pixel, offset, out):
     return out
 
 
-@njit
+@njit(inner=True)
 def _interp_int(dst, scale10, half_pixel, in_size):
     if half_pixel:
         src = dst * scale10 + scale10 // 2 - (1 << 9)

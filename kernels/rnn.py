@@ -19,7 +19,7 @@ from nnsim.kernels._jit import njit
 RNN_ACTIVATIONS = (0, 1, 3, 4, 6)
 
 
-@njit
+@njit(inner=True)
 def _apply_activation(v, act):
     """One float32 value through ActivationFunctor / TFLite ApplyActivationToVector
     (0 none, 1 relu, 2 relu_n1_to_1, 3 relu6, 4 tanh, 6 sigmoid)."""

@@ -80,7 +80,7 @@ def roi_align(x, rois, batches, out_h, out_w, h_stride, w_stride, h_ratio, w_rat
     return out
 
 
-@njit
+@njit(inner=True)
 def _sample(x, y, height, width):
     """Corner indices and weights of the bilinear sample at (x, y) (edge samples clamp)."""
     x1, y1 = np.int64(np.floor(x)), np.int64(np.floor(y))
@@ -252,7 +252,7 @@ def heatmap_max_keypoint(heatmap, boxes, fp_atol=1e-5, fp_rtol=1e-5):
     return scores, points
 
 
-@njit
+@njit(inner=True)
 def _mirror(i, size):
     return 1 if i < 0 else (size - 2 if i >= size else i)
 

@@ -75,7 +75,7 @@ _MAX_PARTS = 0xFFFF
 SPINS = 2_000_000
 
 
-@njit
+@njit(inner=True)
 def _claim(ctl, seq):
     """Claim and run parts of layer ``seq`` until none is left."""
     while True:

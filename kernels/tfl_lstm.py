@@ -41,7 +41,7 @@ __all__ = ["lstm_float", "lstm_integer", "IntegerLstmParams", "integer_lstm_para
 
 
 # -- float ------------------------------------------------------------------------------------
-@njit
+@njit(inner=True)
 def _act(v, code):
     """TFLite fused activation on a float32 value (1 RELU, 2 RELU_N1_TO_1, 3 RELU6, 4 TANH)."""
     if code == 1:
@@ -219,14 +219,14 @@ def zero_point_bias(weights, zero_point, bias=None):
     return np.array([wrap_int32(v) for v in out], np.int64)
 
 
-@njit
+@njit(inner=True)
 def _tdiv(a, b):
     """C++ integer division (truncates toward zero)."""
     q = abs(a) // b
     return q if a >= 0 else -q
 
 
-@njit
+@njit(inner=True)
 def _layer_norm(gate, coef, bias, m, s, guard, n):
     """PortableApplyLayerNorm on one int16 row (held in int64), in place."""
     total = np.int64(0)

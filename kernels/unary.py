@@ -190,7 +190,7 @@ def _one_minus_x_over_one_plus_x(a):
     return saturating_rounding_multiply_by_pot(wrap_int32(x - (1 << 29)), np.int64(2))
 
 
-@njit
+@njit(inner=True)
 def _tanh_q4(a):
     """gemmlowp ``tanh`` of a Q4.27 raw value; Q0.31 raw result."""
     if a == 0:

@@ -607,11 +607,11 @@ class Interpreter:
         and, for a convolution, ``executor.conv_variant``) once on zero inputs, except the
         kind an invoke meets first, kinds an invoke meets last first: what the first invoke
         will need later gets compiled (and cached) while that invoke compiles what it needs
-        now. Before them, when the plan has a quantized convolution, the micro-kernels of the
-        integer GEMM core (``kernels.gemm.compile_micro_kernels``, the longest compilation of
-        all): the invoke, compiling the core, then loads them from the cache. Only for a
-        throwaway process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros,
-        buffers are overwritten. Returns how many operations ran."""
+        now. Before them, when the plan has a quantized convolution, the integer GEMM core's
+        whole-tile micro-kernel (``kernels.gemm.compile_micro_kernels``, the longest
+        compilation of all): the invoke, binding its layers, then loads it from the cache.
+        Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run
+        on zeros, buffers are overwritten. Returns how many operations ran."""
         units: dict = {}   # kind -> warm(), in run order
         quantized_conv = False
         for item, builtin, inputs, outputs, _, _ in self._build_steps():

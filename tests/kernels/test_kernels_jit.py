@@ -211,8 +211,8 @@ for h, n in ((1, 200), (5, 40)):   # one pixel (the GEMV loops) and several
                  in_zp=3, w_scales=[0.01], w_zp=120, out_scale=0.5, out_zp=4)
 print(*(len(f.signatures) for f in (
     fixed_point.saturating_rounding_doubling_high_mul, fixed_point.rounding_divide_by_pot,
-    fixed_point.saturating_rounding_multiply_by_pot, _gemm_float._emit_f, _gemm_int._row_sums,
-    quantize._requantize16)))
+    fixed_point.saturating_rounding_multiply_by_pot, _gemm_float._emit_f,
+    quantize._requantize16)), len(_gemm_int._row_sums.signatures))
 """
 
 
@@ -221,9 +221,10 @@ print(*(len(f.signatures) for f in (
 def test_callees_compile_once_whatever_the_constants(tmp_path, cpu):
     """Cold-start economy: numba compiles a callee again for each literal argument (a constant
     such as 2 or 715827883 is typed ``Literal[int]``), so the fixed-point helpers, the float
-    emit, the row sums and the 16-value requantization are called with int64 values: one
-    compiled variant each for softmax, L2 normalization, requantization and 1x1 convolutions
-    of one pixel and of several (a fresh process on an empty cache counts them)."""
+    emit and the 16-value requantization are called with int64 values: one compiled variant
+    each for softmax, L2 normalization, requantization and 1x1 convolutions of one pixel and
+    of several (a fresh process on an empty cache counts them). The row sums are inlined
+    where they are called (numba's ``inline="always"``): no variant of their own."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     if cpu is not None:   # the AVX2 kernels
         env = {k: v for k, v in env.items() if k not in ("NUMBA_CPU_FEATURES", "NNSIM_SIMD")}
@@ -231,7 +232,7 @@ def test_callees_compile_once_whatever_the_constants(tmp_path, cpu):
     out = subprocess.run([sys.executable, "-c", _CONSTANT_ARGUMENTS], capture_output=True,
                          text=True, timeout=600, env=env)
     assert out.returncode == 0, out.stderr
-    assert [int(n) for n in out.stdout.split()] == [1] * 6, out.stdout
+    assert [int(n) for n in out.stdout.split()] == [1] * 5 + [0], out.stdout
 
 
 def test_requant_with_rows_in_registers_equals_requant():
@@ -450,33 +451,66 @@ def test_requant_params_rejects_shifts_below_minus_31():
         requant_params([0], [1 << 30], [-32])
 
 
-_MICRO_KERNEL_TYPES = r"""
+_MICRO_KERNELS_NEEDED = r"""
 import numpy as np
-from nnsim.kernels import conv, gemm
-assert gemm.compile_micro_kernels()
+from nnsim.kernels import _gemm_avx2, _gemm_int, conv, gemm
+assert gemm.compile_micro_kernels() == 1
+kernels = ((_gemm_avx2._col_pairs,) if _gemm_int._PAIRS
+           else (_gemm_int._mk4, _gemm_int._mk2, _gemm_int._mk1))
 g = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
-for dt in (np.int8, np.uint8):   # the core compiles here, asking for its micro-kernels
-    conv.conv_2d(np.zeros((1, 5, 5, 8), dt), np.ones((40, 3, 3, 8), np.int8), None, **g,
-                 in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
-mode = "avx2" if gemm.SIMD_MODE == "avx2" else "other"
-print(" ".join(str(len(fn.signatures)) for fn, _ in gemm._MICRO_KERNELS[mode]))
+for cout in (64, 128, 16, 40):
+    for dt in (np.uint8, np.int8):
+        conv.conv_2d(np.zeros((1, 5, 5, 8), dt), np.ones((cout, 3, 3, 8), np.int8), None, **g,
+                     in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
+    print(",".join(str(len(fn.signatures)) for fn in kernels))
 """
 
 
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
 @pytest.mark.parametrize("cpu", ["host", "haswell"])
-def test_micro_kernels_compiled_alone_are_the_ones_the_core_uses(cpu, tmp_path):
-    """compile_micro_kernels calls each micro-kernel with the argument types its core passes
-    (cold start: the compiling child compiles them while the first invoke compiles the core):
-    a core compiled afterwards, on an empty cache, adds no other variant of any of them."""
+def test_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_path):
+    """The integer GEMM core calls its micro-kernels through their addresses
+    (``_gemm_int.micro_kernels``), each compiled once (one variant, uint8 and int8 alike) and
+    only when a layer's channel count needs it: 64 and 128 channels whole tiles (``_mk4``),
+    16 a 16-channel column (``_mk1``), 40 a 32- and a 16-channel column (``_mk2``, ``_mk1``);
+    AVX2 has one for all. ``compile_micro_kernels`` (the cold start's child) compiles the
+    whole-tile one first, which the core then uses."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     if cpu != "host":
         env["NUMBA_CPU_NAME"] = cpu
-    out = subprocess.run([sys.executable, "-c", _MICRO_KERNEL_TYPES], capture_output=True,
+    out = subprocess.run([sys.executable, "-c", _MICRO_KERNELS_NEEDED], capture_output=True,
                          text=True, env=env, timeout=900)
     assert out.returncode == 0, out.stderr
     counts = out.stdout.split()
-    assert counts and set(counts) == {"1"}, counts
+    vnni = _jit.SIMD_MODE == "avx512vnni" and cpu == "host"
+    assert counts == (["1,0,0", "1,0,0", "1,0,1", "1,1,1"] if vnni else ["1"] * 4), counts
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
+def test_call_native_checks_the_signature_while_compiling():
+    """``call_native`` runs the variant at an address (``native_address``) with the argument
+    types its codes name; other types fail to compile (a wrong signature would corrupt memory
+    at run time), ints of any width are passed as int64."""
+    from numba.core.errors import TypingError
+
+    @_jit.njit(cache=False, inner=True)
+    def scaled(a, n, b):
+        for i in range(b.size):
+            b[i] = a[i] * n
+
+    @_jit.njit(cache=False)
+    def caller(address, a, n, b):
+        _jit.call_native(address, (a, n, b), "u8 i i64")
+
+    @_jit.njit(cache=False)
+    def wrong(address, a, n, b):
+        _jit.call_native(address, (a, n, b.view(np.int32)), "u8 i i64")
+
+    a, b = np.arange(6, dtype=np.uint8), np.zeros(6, np.int64)
+    caller(_jit.native_address(scaled, "u8 i i64"), a, np.int32(3), b)
+    np.testing.assert_array_equal(b, np.arange(6) * 3)
+    with pytest.raises(TypingError, match="do not match the signature"):
+        wrong(0, a, 3, b)
 
 
 def test_direct_calls_the_compiled_variant_for_bound_arguments():

@@ -71,7 +71,8 @@ def test_warm_up_runs_one_operation_per_kind_last_kind_first_but_the_first(share
 def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, monkeypatch,
                                                                name, quantized, delegated):
     """A plan with a quantized CONV_2D (NNAPI operation or TFLite node): the integer GEMM
-    core's micro-kernels are compiled before any operation runs; a float plan leaves them."""
+    core's whole-tile micro-kernel is compiled before any operation runs; a float plan leaves
+    it."""
     from nnsim.tflite import interpreter as interpreter_module
     events = []
     monkeypatch.setattr(interpreter_module, "compile_micro_kernels",
