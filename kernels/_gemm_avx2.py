@@ -163,7 +163,7 @@ def _stretch(rb, j, n, step):
     return e
 
 
-@njit(_nrt=False, inner=True)
+@njit(_nrt=False, inline="always", inner=True)
 def _col_pairs(src, rb, n, dy, kh, gpr, wp, wo, qp, c, cpad, ex, zp, lo, hi, out, o0, cout, cv):
     """``n`` pixels, 6 at a time (``kh`` runs of widened patches at ``src[rb[j] + ky *
     dy]``, ``gpr`` groups of 4 taps a run), x the 16 channels whose filter starts at
@@ -223,9 +223,10 @@ def _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad,
 @njit(_nrt=False, inner=True)
 def _cols_pairs(wide, rbw, n, span, kh, gpr, wp, groups, qp, c_lo, c_hi, cpad, ex, zp, lo, hi,
                 out, p0, cout):
-    """Each 16-channel column of channels ``c_lo:c_hi`` by :func:`_col_pairs` (one call from
-    the core per block through the address: the calling convention passes each array as 7
-    words, and a call per column made MobileNet v2 3% slower)."""
+    """Each 16-channel column of channels ``c_lo:c_hi`` by :func:`_col_pairs` (inlined: one
+    compilation), one call from the core per block through the address: the calling
+    convention passes each array as 7 words, and a call per column made MobileNet v2 3%
+    slower."""
     c0 = c_lo
     woff = (c_lo // _TILE) * groups * 256
     while c0 < c_hi:

@@ -455,7 +455,7 @@ _MICRO_KERNELS_NEEDED = r"""
 import numpy as np
 from nnsim.kernels import _gemm_avx2, _gemm_int, conv, gemm
 assert gemm.compile_micro_kernels() == 1
-kernels = ((_gemm_avx2._col_pairs,) if _gemm_int._PAIRS
+kernels = ((_gemm_avx2._cols_pairs,) if _gemm_int._PAIRS
            else (_gemm_int._mk4, _gemm_int._mk2, _gemm_int._mk1))
 g = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
 for cout in (64, 128, 16, 40):
