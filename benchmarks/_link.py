@@ -11,7 +11,8 @@ import time
 
 import numpy as np
 
-from nnsim.kernels._jit import JIT_ENABLED, at_load, at_store, njit
+from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.kernels._native import at_load, at_store
 
 ROUNDS = 50_000
 

@@ -26,9 +26,9 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_copy
 from nnsim.kernels._gemm_common import _TILE, _store8
-from nnsim.kernels._jit import (call_native, njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero,
-                                vi_add, vi_bcast4, vi_dpwssd, vi_load, vi_requant, vi_requantb,
-                                vi_splat)
+from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add, vi_bcast4,
+                                vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
+from nnsim.kernels._native import call_native
 
 
 # (inlined: a call per 16 outputs costs as much as the requant)
@@ -91,7 +91,7 @@ def _gemv_tile(x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out, co
 
 _RP = 6   # pixels per pass of the pair-lane kernel
 
-#: :func:`_cols_pairs`'s argument types (codes of :func:`nnsim.kernels._jit.native_types`):
+#: :func:`_cols_pairs`'s argument types (codes of :func:`nnsim.kernels._native.native_types`):
 #: :func:`_block_pairs` calls it through its address (the requantization table: uint32 or
 #: int32, see :data:`nnsim.kernels._gemm_int._MK_CODES`).
 _PAIRS_CODES = "i16 i64 i i i i i16 i u32|i32 i i i i32 i i i u8 i i"

@@ -9,10 +9,11 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_padded,
                                         _gather, _row_bases, _store8)
-from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, call_native, native_address, njit,
-                                vb_sum64, vi_add, vi_bcast4, vi_dpbusd, vi_load, vi_pack8q,
-                                vi_requantb, vi_requantqr, vi_requantr, vi_splat, vi_store,
-                                vi_store2, vi_store2n, vi_store4, vi_xor, vq_load)
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4,
+                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
+                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n,
+                                vi_store4, vi_xor, vq_load)
+from nnsim.kernels._native import call_native, native_address
 
 
 #: Where the micro-kernels find the input XOR mask in ``scratch`` (0x80 bytes for int8 inputs,
@@ -120,7 +121,7 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
         sx[j] = total
 
 
-#: The micro-kernels' argument types (codes of :func:`nnsim.kernels._jit.native_types`):
+#: The micro-kernels' argument types (codes of :func:`nnsim.kernels._native.native_types`):
 #: :func:`_quant_conv_part` calls them through their addresses (:func:`micro_kernels`). The
 #: requantization table is uint32 when :func:`nnsim.kernels.gemm.shift_free` could make it
 #: so (every layer of the shared models), else int32.
@@ -153,20 +154,14 @@ def _tile_vnni(src, rb, n, dy, kh, gpr, wp, woff, ncol, qp, c0, cpad, ex, zp, lo
     """``n`` pixels (patch runs from ``src[rb[j]]``) times one tile of ``ncol`` x 16 channels
     (``gpr`` groups of 4 taps per run): :func:`_mk4`, :func:`_mk2` and :func:`_mk1` at the
     addresses ``mks``."""
-    stride = ncol * 64
-    if ncol == 4:
-        call_native(mks[0], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
-                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
-    elif ncol >= 2:
-        call_native(mks[1], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
-                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
-        if ncol == 3:
-            call_native(mks[2], (src, rb, n, dy, kh, gpr, wp, woff + 128, stride, qp, c0 + 32,
-                                 cpad, ex, zp, lo, hi, out, o + 32, cout, cout - c0 - 32,
-                                 scratch), _MK_CODES)
-    else:
-        call_native(mks[2], (src, rb, n, dy, kh, gpr, wp, woff, stride, qp, c0, cpad, ex, zp,
-                             lo, hi, out, o, cout, cout - c0, scratch), _MK_CODES)
+    # ncol 4: _mk4; 2 or 3: _mk2, then _mk1 for a third column; 1: _mk1
+    first = mks[0] if ncol == 4 else (mks[1] if ncol >= 2 else mks[2])
+    call_native(first, (src, rb, n, dy, kh, gpr, wp, woff, ncol * 64, qp, c0, cpad, ex, zp, lo,
+                        hi, out, o, cout, cout - c0, scratch), _MK_CODES)
+    if ncol == 3:
+        call_native(mks[2], (src, rb, n, dy, kh, gpr, wp, woff + 128, ncol * 64, qp, c0 + 32,
+                             cpad, ex, zp, lo, hi, out, o + 32, cout, cout - c0 - 32, scratch),
+                    _MK_CODES)
 
 
 #: AVX2 (16 ymm registers, no byte dot product) computes each block with the pair-lane

@@ -35,7 +35,8 @@ import numpy as np
 
 from nnsim.kernels import team as _team
 from nnsim.kernels._common import _in_turn, direct, nothing
-from nnsim.kernels._jit import JIT_ENABLED, call_address, monotonic_ns, njit
+from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.kernels._native import call_address, monotonic_ns
 
 __all__ = ["Program"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nnsim.kernels import _jit
+from nnsim.kernels import _jit, _native
 
 KERNELS_DIR = Path(_jit.__file__).parent
 
@@ -500,14 +500,14 @@ def test_call_native_checks_the_signature_while_compiling():
 
     @_jit.njit(cache=False)
     def caller(address, a, n, b):
-        _jit.call_native(address, (a, n, b), "u8 i i64")
+        _native.call_native(address, (a, n, b), "u8 i i64")
 
     @_jit.njit(cache=False)
     def wrong(address, a, n, b):
-        _jit.call_native(address, (a, n, b.view(np.int32)), "u8 i i64")
+        _native.call_native(address, (a, n, b.view(np.int32)), "u8 i i64")
 
     a, b = np.arange(6, dtype=np.uint8), np.zeros(6, np.int64)
-    caller(_jit.native_address(scaled, "u8 i i64"), a, np.int32(3), b)
+    caller(_native.native_address(scaled, "u8 i i64"), a, np.int32(3), b)
     np.testing.assert_array_equal(b, np.arange(6) * 3)
     with pytest.raises(TypingError, match="do not match the signature"):
         wrong(0, a, 3, b)

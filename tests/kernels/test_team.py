@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 
 from nnsim.kernels import team
-from nnsim.kernels._jit import JIT_ENABLED, at_add, at_load, njit
+from nnsim.kernels._jit import JIT_ENABLED, njit
+from nnsim.kernels._native import at_add, at_load
 
 pytestmark = pytest.mark.skipif(not JIT_ENABLED or team._cpus() < 2,
                                 reason="the team needs the JIT and two CPUs")
