@@ -13,26 +13,28 @@ from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padde
 from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
                                 vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast,
                                 vh_load, vh_store, vh_zero)
+from nnsim.kernels._native import call_native, native_address
 
 
 @njit(_nrt=False)
-def _float_conv_step(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, parts, xin,
-                     fill, xbytes, t):
+def _float_conv_step(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, scratch, parts,
+                     xin, fill, xbytes, t):
     """As :func:`nnsim.kernels._gemm_int._quant_conv_step` (``xbytes``: the bytes of ``x``,
     which the copy fills)."""
     _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), xbytes,
                  parts[t, 4], parts[t, 5])
-    _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols[t], rb[t], scratch[t],
-                     parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+    _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols[t], rb[t],
+                     scratch[t], parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)
-def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scratch, p_lo, p_hi,
-                     c_lo, c_hi):
+def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, scratch, p_lo,
+                     p_hi, c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64): each
-    sum is computed by the same sequence of vector operations whatever the bounds. ``cols``,
-    ``rb``, ``scratch`` (16 floats): scratch, allocated with the plan (a core that allocates
-    counts references around each micro-kernel call, see _gemm_int.scratch_arrays)."""
+    sum is computed by the same sequence of vector operations whatever the bounds. ``mks``:
+    the micro-kernels' addresses (:func:`micro_kernels`); ``cols``, ``rb``, ``scratch`` (16
+    floats): scratch, allocated with the plan (a core that allocates counts references around
+    each micro-kernel call, see _gemm_int.scratch_arrays)."""
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     k = kh * seg
     cout = out.shape[1]
@@ -51,62 +53,116 @@ def _float_conv_part(x, geo, wp, bias, clamp, out, out_h, out_w, cols, rb, scrat
             first, end = rb[0], rb[n - 1] + (kh - 1) * dy + seg
             for e in range(first if p0 == p_lo else end, min(2 * end - first, src.size), 16):
                 vb_prefetch(src, e)
+        if _AVX2:
+            _fcols_avx2(src, rb, n, dy, kh, seg, wp, c_lo * k, bias, c_lo, c_hi, lo, hi, oflat,
+                        p0 * cout, cout, mks)
+            continue
         c0 = c_lo
         woff = c_lo * k
         while c0 < c_hi:   # tiles of _FLOAT_COLS columns (gemm.pack_weights)
             ncol = min(_FLOAT_COLS, (cout - c0 + 15) // 16)
             stride = ncol * 16
-            _ftile(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, oflat,
-                   p0 * cout + c0, cout, scratch)
+            _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi,
+                       oflat, p0 * cout + c0, cout, scratch, mks)
             woff += k * stride
             c0 += 16 * _FLOAT_COLS
 
 
+#: AVX2 (16 ymm registers) runs each block's columns with :func:`_fcols_avx2`.
+_AVX2 = SIMD_MODE == "avx2"
+
+#: The micro-kernels' argument types (codes of :func:`nnsim.kernels._native.native_types`):
+#: :func:`_fk4`, :func:`_fk8x2`, :func:`_fk8x1`; :func:`_fh1x8`; on AVX2 :func:`_fh5x16`,
+#: :func:`_fh6x16` (their last code: how many 16-channel columns), :func:`_fh12x8`.
+_FK_CODES = "f32 i64 i i i i f32 i i f32 i f f f32 i i i f32"
+_FH_CODES = "f32 i64 i i i i i f32 i i f32 i f f f32 i i i"
+_FH5_CODES = "f32 i64 i i i i f32 i i f32 i f f f32 i i i i"
+_FH6_CODES = "f32 i64 i i i i i f32 i i f32 i f f f32 i i i i"
+_FH12_CODES = "f32 i64 i i i i f32 i i f32 i f f f32 i i i"
+
+
+def micro_kernels(cout: int) -> np.ndarray:
+    """int64 [4]: the addresses of the micro-kernels a float convolution of ``cout`` output
+    channels calls, compiled (or loaded from numba's cache) here, 0 for the ones it never
+    calls: on AVX-512 :func:`_fk4`, :func:`_fh1x8`, :func:`_fk8x1`, :func:`_fk8x2` (whole
+    64-channel tiles; a last tile of at most 8 channels; one of 9-16 or 33-48; one of 17-48),
+    on AVX2 :func:`_fh5x16`, :func:`_fh6x16` (columns of 16 channels), :func:`_fh12x8`,
+    :func:`_fh1x8` (a last column of at most 8). As the integer core's
+    (:func:`nnsim.kernels._gemm_int.micro_kernels`): only these are compiled, and the core's
+    compilation no longer optimises and compiles their code again (float MobileNet's cold
+    compilation 10.7 -> 8.9 s, issue 13)."""
+    if _AVX2:
+        wide, narrow = cout > 8, 0 < cout % 16 <= 8   # (a last column of <= 8 channels)
+        kernels = ((_fh5x16, _FH5_CODES, wide), (_fh6x16, _FH6_CODES, wide),
+                   (_fh12x8, _FH12_CODES, narrow), (_fh1x8, _FH_CODES, narrow))
+    else:
+        want = [False] * 4
+        for c0 in range(0, cout, 16 * _FLOAT_COLS):   # as _ftile_512 chooses
+            ncol = min(_FLOAT_COLS, (cout - c0 + 15) // 16)
+            if ncol == 4:
+                want[0] = True
+            elif cout - c0 <= 8:
+                want[1] = True
+            else:
+                want[2] |= ncol != 2
+                want[3] |= ncol != 1
+        kernels = zip((_fk4, _fh1x8, _fk8x1, _fk8x2),
+                      (_FK_CODES, _FH_CODES, _FK_CODES, _FK_CODES), want)
+    return np.array([native_address(fn, codes) if want else 0 for fn, codes, want in kernels],
+                    np.int64)
+
+
 @njit(_nrt=False, inline="always", inner=True)
 def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o, cout,
-               scratch):
-    """``n`` pixels x one tile of ``ncol`` columns of 16 channels, in 16-lane registers."""
+               scratch, mks):
+    """``n`` pixels x one tile of ``ncol`` columns of 16 channels, in 16-lane registers, by
+    the micro-kernels at the addresses ``mks`` (:func:`micro_kernels`)."""
     if ncol == 4:
-        _fk4(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
-             cout - c0, scratch)
-    elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors
-        _fh1x8(src, rb, 0, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
-               cout - c0)
-    elif ncol == 1:   # 16 channels: 8 pixels at a time
-        _fk8x1(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
-               cout - c0, scratch)
-    else:   # 32 or 48 channels: 8 pixels at a time, two columns at once, then the third
-        _fk8x2(src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out, o, cout,
-               cout - c0, scratch)
+        call_native(mks[0], (src, rb, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi, out,
+                             o, cout, cout - c0, scratch), _FK_CODES)
+    elif cout - c0 <= 8:   # at most 8 channels: 8-lane vectors (_fh1x8)
+        call_native(mks[1], (src, rb, 0, n, dy, kh, seg, wp, woff, stride, bias, c0, lo, hi,
+                             out, o, cout, cout - c0), _FH_CODES)
+    else:   # 16 channels (_fk8x1), 32 or 48 (_fk8x2, then _fk8x1 for the third): 8 pixels
+        call_native(mks[2] if ncol == 1 else mks[3], (src, rb, n, dy, kh, seg, wp, woff,
+                                                      stride, bias, c0, lo, hi, out, o, cout,
+                                                      cout - c0, scratch), _FK_CODES)
         if ncol == 3:
-            _fk8x1(src, rb, n, dy, kh, seg, wp, woff + 32, stride, bias, c0 + 32, lo, hi, out,
-                   o + 32, cout, cout - c0 - 32, scratch)
+            call_native(mks[2], (src, rb, n, dy, kh, seg, wp, woff + 32, stride, bias, c0 + 32,
+                                 lo, hi, out, o + 32, cout, cout - c0 - 32, scratch),
+                        _FK_CODES)
 
 
 @njit(_nrt=False, inline="always", inner=True)
-def _ftile_avx2(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi, out, o,
-                cout, scratch):
-    """:func:`_ftile_512` for 16 ymm registers: 6 or 5 pixels x 16 channels per pass (12 or 10
-    8-lane accumulators: the pixels as 6 * a + 5 * b, no pass computing pixels that are not
-    there), or for the last <= 8 channels 12 pixels x 8 channels, then 8 x 8 for the rest."""
-    five = _five_pixel_passes(n)
-    for c in range(ncol):
-        cc = c0 + 16 * c
-        if cout - cc <= 8:
-            twelve = n - n % 12
-            _fh12x8(src, rb, twelve, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo, hi,
-                    out, o + 16 * c, cout, cout - cc)
-            _fh1x8(src, rb, twelve, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
-                   hi, out, o + 16 * c, cout, cout - cc)
-        else:
-            if five > 0:
-                _fh5x16(src, rb, five, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
-                        hi, out, o + 16 * c, cout, cout - cc)
-            _fh6x16(src, rb, five, n, dy, kh, seg, wp, woff + 16 * c, stride, bias, cc, lo,
-                    hi, out, o + 16 * c, cout, cout - cc)
+def _fcols_avx2(src, rb, n, dy, kh, seg, wp, woff, bias, c_lo, c_hi, lo, hi, out, o, cout, mks):
+    """:func:`_ftile_512` for 16 ymm registers: ``n`` pixels x channels ``c_lo:c_hi`` in
+    columns of 16 (``_FLOAT_COLS``: the filter's from ``wp[woff:]``, the output's from
+    ``out[o + c_lo:]``), 6 or 5 pixels x 16 channels per pass (12 or 10 8-lane accumulators:
+    the pixels as 6 * a + 5 * b, no pass computing pixels that are not there), or for a last
+    column of <= 8 channels 12 pixels x 8 channels, then 8 x 8 for the rest. Four calls at
+    most, each over every column (a call per column and block cost 3% on the integer path,
+    _gemm_avx2)."""
+    ncols = (c_hi - c_lo + 15) // 16
+    last = c_lo + 16 * (ncols - 1)
+    narrow = cout - last <= 8
+    wide = ncols - 1 if narrow else ncols
+    if wide > 0:
+        five = _five_pixel_passes(n)
+        if five > 0:
+            call_native(mks[0], (src, rb, five, dy, kh, seg, wp, woff, 16, bias, c_lo, lo, hi,
+                                 out, o + c_lo, cout, cout - c_lo, wide), _FH5_CODES)
+        call_native(mks[1], (src, rb, five, n, dy, kh, seg, wp, woff, 16, bias, c_lo, lo, hi,
+                             out, o + c_lo, cout, cout - c_lo, wide), _FH6_CODES)
+    if narrow:
+        twelve = n - n % 12
+        wo = woff + (last - c_lo) * kh * seg
+        call_native(mks[2], (src, rb, twelve, dy, kh, seg, wp, wo, 16, bias, last, lo, hi, out,
+                             o + last, cout, cout - last), _FH12_CODES)
+        call_native(mks[3], (src, rb, twelve, n, dy, kh, seg, wp, wo, 16, bias, last, lo, hi,
+                             out, o + last, cout, cout - last), _FH_CODES)
 
 
-@njit(_nrt=False, inner=True)
+@njit(_nrt=False, inline="always", inner=True)
 def _five_pixel_passes(n):
     """Pixels ``0:f`` that passes of 5 take so that passes of 6 end exactly at ``n``
     (f = 5 * b, b = -n mod 6), or 0 when n is too small for that (then the last pass of 6 is
@@ -117,8 +173,16 @@ def _five_pixel_passes(n):
 
 
 @njit(_nrt=False, inner=True)
-def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
+def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv, ncols):
     """Pixels ``0:n`` (``n`` a multiple of 5), 5 at a time, as :func:`_fh6x16`."""
+    for col in range(ncols):
+        _fh5x16_col(src, rb, n, dy, kh, seg, wp, wo + col * kh * seg * ws, ws, bias,
+                    c + 16 * col, lo, hi, out, o0 + 16 * col, cout, cv - 16 * col)
+
+
+@njit(_nrt=False, inline="always", inner=True)
+def _fh5x16_col(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
+    """:func:`_fh5x16` for one column."""
     for j in range(0, n, 5):
         o = o0 + j * cout
         r0, r1, r2, r3, r4 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3], rb[j + 4]
@@ -150,7 +214,17 @@ def _fh5x16(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
 
 
 @njit(_nrt=False, inner=True)
-def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
+def _fh6x16(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv,
+            ncols):
+    """Pixels ``j0:n`` x ``ncols`` columns of 16 channels, one column after the other (the
+    filter's ``kh * seg * ws`` floats apart), see :func:`_fh6x16_col`."""
+    for col in range(ncols):
+        _fh6x16_col(src, rb, j0, n, dy, kh, seg, wp, wo + col * kh * seg * ws, ws, bias,
+                    c + 16 * col, lo, hi, out, o0 + 16 * col, cout, cv - 16 * col)
+
+
+@njit(_nrt=False, inline="always", inner=True)
+def _fh6x16_col(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """Pixels ``j0:n``, 6 at a time (patches at ``rb[j:j + 6]``), x 16 channels in 8-lane
     vectors, taps one at a time in k order (the loop over the pixels inside: a call per 6
     pixels cost as much as their multiply-adds in 1x1 layers of 8-32 channels). A whole pass
@@ -218,10 +292,6 @@ def _emit_h2(a, b, bias, c, lo, hi, out, o, count):
     """16 channels held as two 8-lane halves (``count`` > 8 of them kept)."""
     _emit_h(a, bias, c, lo, hi, out, o, np.int64(8))   # (not a literal: one variant)
     _emit_h(b, bias, c + 8, lo, hi, out, o + 8, count - 8)
-
-
-#: The tile function of the SIMD mode (16 zmm-sized accumulators suit AVX-512 only).
-_ftile = _ftile_avx2 if SIMD_MODE == "avx2" else _ftile_512
 
 
 @njit(_nrt=False, inner=True)

@@ -67,7 +67,12 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
 
-_FLAGS = {"fastmath": False, "cache": True, "nogil": True}
+#: Every kernel: no fast math, cached, GIL released, and no C-callable wrapper
+#: (``no_cfunc_wrapper``): nothing calls a kernel through one (Python calls the CPython
+#: wrapper, compiled code the function itself, the thread team callbacks it compiles for
+#: itself, nnsim.kernels._native.callback), and numba typed, lowered, optimised and compiled
+#: one to machine code with every variant (41 of the shared models' first runs, issue 13).
+_FLAGS = {"fastmath": False, "cache": True, "nogil": True, "no_cfunc_wrapper": True}
 
 
 _VNNI = "+avx2,+fma,+avx512f,+avx512bw,+avx512vnni"
@@ -224,8 +229,8 @@ def njit(*args, **kwargs):
     6.6 us without them, Zen 5). Scratch such a core needs comes from its plan.
 
     ``inner=True`` for a helper that only compiled code calls (a micro-kernel, a row loop):
-    numba then builds neither of the wrappers through which Python and C call a
-    compiled function (``no_cpython_wrapper``, ``no_cfunc_wrapper``), which it otherwise
+    numba then does not build the wrapper through which Python calls a compiled function
+    (``no_cpython_wrapper``; no kernel has the C one, see ``_FLAGS``), which it otherwise
     types, lowers, optimises and compiles to machine code with every variant, for nothing
     here: 0.05-0.15 s a variant with many array arguments, about a fifth of MobileNet v1's
     cold start (issue 13). A call from Python (a test, an oracle) still works: it runs a
@@ -253,7 +258,7 @@ def _decorate(func, kwargs):
     flags["fastmath"] = False
     inner = flags.pop("inner", False)
     if inner:
-        flags.update(no_cpython_wrapper=True, no_cfunc_wrapper=True)
+        flags["no_cpython_wrapper"] = True
     dispatcher = _numba.njit(**flags)(func)
     if inner:
         dispatcher.__class__ = _InnerDispatcher   # the same object, Python calls redirected

@@ -24,23 +24,22 @@ if JIT_ENABLED:   # numba's handles from nnsim.kernels._jit, the one module impo
 
 
 #: The argument codes of :func:`native_types`: a 1-D C-contiguous array of that dtype, or
-#: ``i`` an int64.
+#: ``i`` an int64, ``f`` a float32.
 NATIVE_CODES = {"u8": "uint8", "i8": "int8", "i16": "int16", "i32": "int32", "u32": "uint32",
                 "i64": "int64", "f32": "float32"}
 
 
 def native_types(codes: str) -> tuple:
     """The numba argument types named by ``codes`` (space-separated :data:`NATIVE_CODES` or
-    ``i``; :func:`call_native` also takes ``a|b``, either type): the signature of a variant
+    ``i``, ``f``; :func:`call_native` also takes ``a|b``, either type): the signature of a variant
     that compiled code calls through its address (:func:`native_address`,
     :func:`call_native`) instead of linking it in. A core calling its micro-kernels so
     compiles only the ones a model needs, and LLVM does not optimise and compile their code
     again inside each caller (MobileNet v1's cold start, issue 13)."""
     if not JIT_ENABLED or not codes:
         return ()
-    return tuple(_types.int64 if c == "i" else _types.Array(getattr(_types, NATIVE_CODES[c]),
-                                                             1, "C")
-                 for c in codes.split())
+    return tuple(_types.int64 if c == "i" else _types.float32 if c == "f" else
+                 _types.Array(getattr(_types, NATIVE_CODES[c]), 1, "C") for c in codes.split())
 
 
 def _native_choices(codes: str) -> list:

@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nnsim.kernels import _gemm_avx2, _gemm_int
+from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _IMPLICIT,
                                         _ROWS, _TILE, _fill_padded)
@@ -406,6 +406,7 @@ class FloatGemmPlan(_Plan):
         if self.mode != _GATHER:
             self.rb = np.zeros(_FLOAT_BLOCK + 4 * _ROWS, np.int64)
         self.scratch = np.zeros(16, np.float32)   # partial stores (the core allocates nothing)
+        self.mks = None   # the micro-kernels' addresses (_gemm_float.micro_kernels), once bound
 
     def run(self, x, out):
         self.bind(x, out)()
@@ -419,7 +420,9 @@ class FloatGemmPlan(_Plan):
             if split is None:
                 return partial(_float_gemv, *args, 0, self.cout)
             return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0])
-        args = (self.geo, self.wp, self.bias, self.clamp, out.reshape(-1, self.cout),
+        if self.mks is None:   # compiled when first bound (by the invoke that needs them)
+            self.mks = _gemm_float.micro_kernels(self.cout)
+        args = (self.geo, self.wp, self.bias, self.clamp, self.mks, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         return self._bind_core(_float_conv_part, _float_conv_step, x, x.view(np.uint8), 0, args,
                                (self.cols, self.rb, self.scratch))

@@ -486,6 +486,48 @@ def test_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_path):
     assert counts == (["1,0,0", "1,0,0", "1,0,1", "1,1,1"] if vnni else ["1"] * 4), counts
 
 
+_FLOAT_MICRO_KERNELS_NEEDED = r"""
+import numpy as np
+from nnsim.kernels import _gemm_float as f, conv
+kernels = ((f._fh5x16, f._fh6x16, f._fh12x8, f._fh1x8) if f._AVX2
+           else (f._fk4, f._fh1x8, f._fk8x1, f._fk8x2))
+g = dict(stride_h=1, stride_w=1, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
+for cout in (64, 128, 8, 32, 16):
+    x = np.random.default_rng(cout).standard_normal((1, 5, 5, 8)).astype(np.float32)
+    w = np.random.default_rng(cout + 1).standard_normal((cout, 3, 3, 8)).astype(np.float32)
+    out = conv.conv_2d(x, w, None, **g)
+    ref = np.einsum("yxkc,okc->yxo",
+                    np.lib.stride_tricks.sliding_window_view(
+                        np.pad(x[0], ((1, 1), (1, 1), (0, 0))), (3, 3), axis=(0, 1)
+                    ).transpose(0, 1, 3, 4, 2).reshape(5, 5, 9, 8),
+                    w.reshape(cout, 9, 8))
+    assert np.allclose(out[0], ref, rtol=1e-5, atol=1e-4), cout
+    print(",".join(str(len(fn.signatures)) for fn in kernels))
+"""
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
+@pytest.mark.parametrize("cpu", ["host", "haswell"])
+def test_float_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_path):
+    """The float GEMM core calls its micro-kernels through their addresses too
+    (``_gemm_float.micro_kernels``), each compiled once and only when a layer's channel count
+    needs it: on AVX-512 64 and 128 channels whole tiles (``_fk4``), 8 a last tile of <= 8
+    (``_fh1x8``), 32 two columns (``_fk8x2``), 16 one (``_fk8x1``); on AVX2 the columns of 16
+    (``_fh5x16``, ``_fh6x16``), a last one of <= 8 channels (``_fh12x8``, ``_fh1x8``). The
+    results equal a float64 sum of the same products (the kernels sum in float32)."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    if cpu != "host":
+        env["NUMBA_CPU_NAME"] = cpu
+    out = subprocess.run([sys.executable, "-c", _FLOAT_MICRO_KERNELS_NEEDED],
+                         capture_output=True, text=True, env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    counts = out.stdout.split()
+    if _jit.SIMD_MODE != "avx2" and cpu == "host":
+        assert counts == ["1,0,0,0", "1,0,0,0", "1,1,0,0", "1,1,0,1", "1,1,1,1"], counts
+    else:
+        assert counts == ["1,1,0,0", "1,1,0,0", "1,1,1,1", "1,1,1,1", "1,1,1,1"], counts
+
+
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
 def test_call_native_checks_the_signature_while_compiling():
     """``call_native`` runs the variant at an address (``native_address``) with the argument
