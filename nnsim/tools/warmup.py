@@ -27,6 +27,7 @@ thread, and the cache stores are locked. ``NNSIM_WARM_UP=0`` turns it off.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import threading
@@ -76,12 +77,19 @@ def compiling_alongside(interp):
     finally:
         for pid in child:
             _stop(pid)
+        if child:
+            gc.unfreeze()
 
 
 def _start(interp) -> int | None:
+    # the objects alive now out of the collector's reach until the child is stopped: a
+    # collection marks each object it visits, which after the fork copies every page of the
+    # heap it touches (copy on write), in both processes
+    gc.freeze()
     try:
         pid = os.fork()
     except OSError:   # no room for a process: compile in this one only
+        gc.unfreeze()
         return None
     if pid == 0:   # the child: compile quietly, then leave without running any exit handler
         try:

@@ -4,6 +4,7 @@ operations on zeros, kinds the first invoke meets last first, and is stopped whe
 invoke ends; with an empty kernel cache `nnsim run` prints what it prints with a warm one."""
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
@@ -144,6 +145,21 @@ def test_the_child_is_stopped_when_the_first_invoke_ends(tmp_path, monkeypatch):
         os.kill(pid, 0)   # running
     with pytest.raises(ProcessLookupError):   # stopped and reaped: no zombie left
         os.kill(pid, 0)
+
+
+@pytest.mark.skipif(not JIT_ENABLED or not hasattr(os, "fork"), reason="needs numba and fork")
+def test_the_heap_is_out_of_the_collectors_reach_while_the_child_runs(tmp_path, monkeypatch):
+    """From the fork until the child is stopped, the objects alive at the fork are frozen
+    (``gc.freeze``: a collection would mark each one, copying every page it touches in both
+    processes); afterwards they are the collector's again."""
+    monkeypatch.setattr(warmup, "worth_it", lambda: True)
+    monkeypatch.setattr(warmup, "_single_threaded", lambda: True)
+    before = gc.get_freeze_count()
+    with warmup.compiling_alongside(_SlowInterp(tmp_path / "child")):
+        assert gc.get_freeze_count() == before   # no compilation yet: no child
+        _compiles_now()
+        assert gc.get_freeze_count() > before
+    assert gc.get_freeze_count() == 0
 
 
 @pytest.mark.skipif(not JIT_ENABLED, reason="needs numba")
