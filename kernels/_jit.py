@@ -71,7 +71,7 @@ JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "
 #: (``no_cfunc_wrapper``): nothing calls a kernel through one (Python calls the CPython
 #: wrapper, compiled code the function itself, the thread team callbacks it compiles for
 #: itself, nnsim.kernels._native.callback), and numba typed, lowered, optimised and compiled
-#: one to machine code with every variant (41 of the shared models' first runs, issue 13).
+#: one to machine code with every variant (41 in the shared models' first runs, issue 13).
 _FLAGS = {"fastmath": False, "cache": True, "nogil": True, "no_cfunc_wrapper": True}
 
 
