@@ -97,6 +97,12 @@ class Program:
             self._segments = self._stretches() if COMPILED else [
                 (index, call) for index, call in enumerate(self._calls, 1)]
             return
+        if self.team is not None:
+            # a worker asleep (the last invoke ended more than team.SPINS ago) is woken
+            # before the first step: it takes 50-90 us to start, and woken only at the first
+            # launch that found it asleep, it missed that whole layer (the input layer of a
+            # DeepLab invoke after a pause: 1.8 ms on one thread)
+            _team.wake(self.team)
         for first, call in self._segments:
             if call is None:   # first: the rows
                 # a worker asleep (an invoke after a pause longer than team.SPINS) is woken
