@@ -58,8 +58,7 @@ def compile_micro_kernels() -> int:
     :mod:`nnsim.tools.warmup`'s child does this first, while the first invoke compiles what
     its first layers need, which then loads it from the cache. One the invoke is compiling
     meanwhile (claimed, :mod:`nnsim.kernels._claims`) is skipped. Returns how many ran (0 or
-    1). (The float core's are not done: compiling them first made the child late with the
-    model's other kernels.)"""
+    1). (The float core's come last: :func:`compile_float_micro_kernels`.)"""
     if not JIT_ENABLED:
         return 0
     try:
@@ -67,6 +66,26 @@ def compile_micro_kernels() -> int:
     except Claimed:
         return 0
     return 1
+
+
+def compile_float_micro_kernels(couts) -> int:
+    """Compile (or load) the float GEMM core's micro-kernels that float convolutions of
+    ``couts`` output channels call (:func:`nnsim.kernels._gemm_float.micro_kernels`; a layer
+    compiles them when it is first bound): :mod:`nnsim.tools.warmup`'s child does this after
+    its operations, so that the invoke's later layers load them. Not first: that made the
+    child late with the model's other kernels. One the invoke is compiling meanwhile
+    (claimed) is skipped, with the rest of that channel count's. Returns how many channel
+    counts were done."""
+    if not JIT_ENABLED:
+        return 0
+    done = 0
+    for cout in sorted(set(couts)):
+        try:
+            _gemm_float.micro_kernels(cout)
+        except Claimed:
+            continue
+        done += 1
+    return done
 
 
 # --- packing (once per constant filter) --------------------------------------------------------

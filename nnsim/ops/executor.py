@@ -425,6 +425,22 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
     return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
 
 
+def float_conv_channels(model) -> set[int]:
+    """The output channel counts of ``model``'s float CONV_2D operations with more than one
+    output pixel: those the float GEMM core runs, whose micro-kernels depend on the count
+    (``kernels.gemm.compile_float_micro_kernels``)."""
+    channels = set()
+    for op in model.operations:
+        if op.type != OperationCode.CONV_2D or len(op.inputs) < 2 or not op.outputs:
+            continue
+        x, out = model.operands[op.inputs[0]], model.operands[op.outputs[0]]
+        dims = tuple(int(d) for d in (out.dimensions or ()))
+        if (x.type in (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16)
+                and len(dims) == 4 and dims[3] > 0 and dims[1:3] != (1, 1)):
+            channels.add(dims[3])
+    return channels
+
+
 _QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGNED)
 _QUANT8_FILTERS = _QUANT8 + (OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,)
 

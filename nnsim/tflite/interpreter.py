@@ -35,9 +35,10 @@ import numpy as np
 from nnsim.kernels import threads as kernel_threads
 from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros
 from nnsim.kernels.program import Program
-from nnsim.kernels.gemm import compile_micro_kernels
+from nnsim.kernels.gemm import compile_float_micro_kernels, compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.ops.executor import conv_variant, is_quantized_conv, warm_up_steps
+from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
+                                 warm_up_steps)
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.arena import share_buffers
@@ -610,10 +611,14 @@ class Interpreter:
         now. Before them, when the plan has a quantized convolution, the integer GEMM core's
         whole-tile micro-kernel (``kernels.gemm.compile_micro_kernels``, the longest
         compilation of all): the invoke, binding its layers, then loads it from the cache.
-        Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child): stateful nodes run
-        on zeros, buffers are overwritten. Returns how many operations ran."""
+        After them, the float GEMM core's micro-kernels for the channel counts of the plan's
+        float convolutions (``kernels.gemm.compile_float_micro_kernels``), which a layer
+        otherwise compiles when the invoke first binds it. Only for a throwaway process
+        (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers are
+        overwritten. Returns how many operations ran."""
         units: dict = {}   # kind -> warm(), in run order
         quantized_conv = False
+        float_couts: set = set()   # output channels of float convolutions (GEMM core)
         for item, builtin, inputs, outputs, _, _ in self._build_steps():
             if builtin is None:
                 kernel = self.delegation.kernels[item.index]
@@ -621,18 +626,25 @@ class Interpreter:
                     for kind, warm in warm_up_steps(model):
                         units.setdefault(("nnapi",) + kind, warm)
                         quantized_conv |= is_quantized_conv(kind)
+                    float_couts |= float_conv_channels(model)
                 continue
             types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
             name = type(builtin).__name__
-            variant = conv_variant(*map(self._shape_or_file, (*inputs[:2], outputs[0]))) \
+            shapes = [self._shape_or_file(i) for i in (*inputs[:2], outputs[0])] \
                 if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2 else None
+            variant = None if shapes is None else conv_variant(*shapes)
             units.setdefault(("tflite", name, types, variant),
                              partial(self._warm_node, builtin, inputs))
             quantized_conv |= (name == "Conv2D" and len(types) >= 2
                                and {types[0], types[1]} <= _QUANT8)
+            if (name == "Conv2D" and variant is not None and not variant[2]
+                    and types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)):
+                float_couts.add(int(shapes[2][3]))
         if quantized_conv:
             compile_micro_kernels()
-        return sum(bool(warm()) for warm in list(units.values())[1:][::-1])
+        ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])
+        compile_float_micro_kernels(float_couts)
+        return ran
 
     def _warm_node(self, builtin, inputs) -> bool:
         values = [None if i < 0 else self._values.get(i) for i in inputs]

@@ -95,6 +95,55 @@ def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, mo
         assert "micro" not in events
 
 
+@pytest.mark.parametrize("name, couts", [
+    # MobileNet v1 0.25: convolutions of 8 (the first), 16, 32, 64, 128 and 256 channels; the
+    # classifier's 1001 channels are one pixel (the matrix-vector loops, no micro-kernels)
+    (MODEL, {8, 16, 32, 64, 128, 256}),
+    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", set())])
+@pytest.mark.parametrize("delegated", [True, False])
+def test_warm_up_compiles_the_float_gemm_micro_kernels_last(shared_models, monkeypatch, name,
+                                                           couts, delegated):
+    """After its operations (each binds only its own layer's micro-kernels), the child
+    compiles the float GEMM core's micro-kernels of every float convolution's channel count,
+    which the invoke's later layers then load."""
+    from nnsim.tflite import interpreter as interpreter_module
+    events = []
+    monkeypatch.setattr(interpreter_module, "compile_float_micro_kernels",
+                        lambda channels: events.append(("float micro", set(channels))))
+    real_step, real_node = executor._warm_step, Interpreter._warm_node
+    monkeypatch.setattr(executor, "_warm_step",
+                        lambda m, step: events.append("op") or real_step(m, step))
+    monkeypatch.setattr(Interpreter, "_warm_node",
+                        lambda self, b, i: events.append("op") or real_node(self, b, i))
+    if delegated:
+        interp = _delegated(shared_models / name)
+    else:
+        interp = Interpreter(model_path=str(shared_models / name))
+        interp.allocate_tensors()
+    assert interp._warm_up() > 0
+    assert events[-1] == ("float micro", couts) and events[:-1].count("op") == len(events) - 1
+
+
+def test_float_micro_kernels_skip_a_claimed_channel_count(monkeypatch):
+    """A channel count whose micro-kernel the invoke is compiling (claimed) is skipped, the
+    others are still done."""
+    from nnsim.kernels import _gemm_float, gemm
+    from nnsim.kernels._claims import Claimed
+    if not JIT_ENABLED:
+        assert gemm.compile_float_micro_kernels([8]) == 0
+        return
+    seen = []
+
+    def micro_kernels(cout):
+        seen.append(cout)
+        if cout == 32:
+            raise Claimed("_fk8x2")
+        return np.zeros(4, np.int64)
+    monkeypatch.setattr(_gemm_float, "micro_kernels", micro_kernels)
+    assert gemm.compile_float_micro_kernels([64, 32, 8, 64]) == 2
+    assert seen == [8, 32, 64]
+
+
 def test_warm_up_leaves_the_interpreter_results_unchanged_in_its_own_process(shared_models):
     """(The child owns its copy; here, in one process, an invoke after a warm-up still
     computes what a fresh interpreter computes.)"""
