@@ -325,7 +325,8 @@ class _Plan:
             fill = np.array([0] * 5 if direct else geo + [int(flip)], np.int64)
             extra = () if serial is _quant_conv_part else (self.padded.view(np.uint8),)
             call = _threads.in_parts(step, (src, *args, *split[1], split[0],
-                                            _NO_INPUT if direct else xb, fill, *extra), split[0])
+                                            _NO_INPUT if direct else xb, fill, *extra), split[0],
+                                     *_movable(split[0]))
             if split[0][0, 5]:   # the parts copy their rows
                 return call
         if direct:
@@ -396,7 +397,8 @@ class QuantGemmPlan(_Plan):
             split = self._parallel((self.rb, self.sx))
             if split is None:
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
-            return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0])
+            return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0],
+                                     *_movable(split[0]))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
             self.mks = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
         args = (self.geo, self.prm, self.wpk, self.qp, self.mks,
@@ -438,7 +440,8 @@ class FloatGemmPlan(_Plan):
             split = self._parallel(())
             if split is None:
                 return partial(_float_gemv, *args, 0, self.cout)
-            return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0])
+            return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0],
+                                     *_movable(split[0]))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
             self.mks = _gemm_float.micro_kernels(self.cout)
         args = (self.geo, self.wp, self.bias, self.clamp, self.mks, out.reshape(-1, self.cout),
@@ -543,6 +546,18 @@ _FLOAT_BLOCK = 256
 
 #: the input of the parts' row copies when there is none (1x1 filters)
 _NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)
+
+
+def _movable(parts):
+    """``(col, unit)`` of the boundary between two parts that may move
+    (:func:`nnsim.kernels.threads.in_parts`): whole 64-channel tiles, or whole groups of
+    pixels when the parts do not copy the rows they read (those rows follow the bounds);
+    ``(None, 1)`` otherwise."""
+    if len(parts) != 2:
+        return None, 1
+    if parts[0, 0] == parts[1, 0]:   # by channels
+        return 2, _TILE
+    return (0, _ROWS) if parts[0, 5] == 0 else (None, 1)
 
 
 def _split_cost(parts):

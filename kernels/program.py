@@ -5,8 +5,8 @@ a table without Python between them.
 Called from Python, a bound step (``partial(core, *arrays)``) paid numba's argument unboxing
 on every call (about 30-50 ns an array: 0.5-1 us for a convolution's 20 arguments) and the
 interpreter's loop around it: about 45 us of MobileNet v2's 1.58 ms invoke (Zen 5). Here each
-compiled piece of a step becomes a row ``(callback, table, parts, workers, stamp)``: a C
-callback of :mod:`nnsim.kernels.team` that rebuilds the core's arguments from an int64 table
+compiled piece of a step becomes a row ``(callback, table, parts, workers, balance, stamp)``:
+a C callback of :mod:`nnsim.kernels.team` that rebuilds the core's arguments from an int64 table
 (addresses and shapes), called in turn by one compiled loop; a layer in parts launches the
 thread team from the same loop. The loop reads the clock after each step, as the
 interpreter's Python loop did (``CLOCK_MONOTONIC``, the clock of ``time.perf_counter_ns``), so
@@ -43,7 +43,7 @@ __all__ = ["Program"]
 #: Compiled stretches only where the clock they read is Python's ``perf_counter_ns``.
 COMPILED = JIT_ENABLED and sys.platform.startswith("linux")
 
-_FN, _TABLE, _PARTS, _WORKERS, _STAMP = range(5)
+_FN, _TABLE, _PARTS, _WORKERS, _BALANCE, _STAMP = range(6)
 
 
 @njit
@@ -59,7 +59,7 @@ def _run_rows(rows, stamps, ctl, start):
             call_address(rows[i, _FN], rows[i, _TABLE], 0)
         elif rows[i, _PARTS] > 0:
             asleep = _team._launch(ctl, rows[i, _FN], rows[i, _TABLE], rows[i, _PARTS],
-                                   rows[i, _WORKERS])
+                                   rows[i, _WORKERS], rows[i, _BALANCE])
         if rows[i, _STAMP] >= 0:
             stamps[rows[i, _STAMP]] = monotonic_ns()
         if asleep:
@@ -124,7 +124,7 @@ class Program:
             if pieces is None:
                 pieces = [self._calls[index]]
             elif not pieces:
-                pieces = [[0, 0, -1, 0]]   # nothing to run: the clock reading only
+                pieces = [[0, 0, -1, 0, 0]]   # nothing to run: the clock reading only
             for k, piece in enumerate(pieces):
                 stamp = index + 1 if k == len(pieces) - 1 else -1
                 if isinstance(piece, list):
@@ -145,12 +145,12 @@ class Program:
             return []
         launch = getattr(call, "launch", None)
         if launch is not None:
-            team, fn, table, parts, workers = launch
+            team, fn, table, parts, workers, balance = launch
             if self.team not in (None, team):   # (bound before and after a fork)
                 return None
             self.team = team
             self._keep.append(call.keep)
-            return [[fn, table, parts, workers]]
+            return [[fn, table, parts, workers, balance]]
         if not isinstance(call, functools.partial) or call.keywords:
             return None
         if call.func is _in_turn:
@@ -164,4 +164,4 @@ class Program:
             return None
         callback, table = made
         self._keep.append((call.args, callback, table))
-        return [[callback.address, table.ctypes.data, 0, 0]]
+        return [[callback.address, table.ctypes.data, 0, 0, 0]]

@@ -23,6 +23,15 @@ line):
   change until the claimed part is done.
 * ``DONE``: parts finished (an atomic add after each); the launcher returns when it reaches the
   part count, so everything the parts wrote is visible to the caller.
+* ``TIMED``: how long parts 0 and 1 took and which thread ran them. The launcher claims
+  parts from the front, the workers from the back, so in a layer of two parts the launcher
+  runs part 0 and a worker part 1; after such a layer the boundary between them (when the
+  layer has a :class:`Balance`) moves halfway toward where both would have taken the same
+  time. This project's 2-vCPU VMs run one vCPU at about half the speed of the other for
+  seconds at a time; with the boundary fixed in the middle, the faster thread waited for
+  the slower one at every layer (in-process, alternated: float MobileNet v1 0.25 1.22x ->
+  1.36x over 1 thread, MobileNet v2 1.65x -> 1.67x, v1 1.75x -> 1.77x; benchmarks/README.md
+  "Nineteenth session").
 * ``BUSY``: one layer at a time. A launch that finds the team busy (another Python thread's
   execution) runs its parts in turn in its own thread: the same results, no waiting.
 * ``STATE`` (one line per worker): awake, asleep or stopping. A worker spins (``pause``) for
@@ -57,13 +66,14 @@ import numpy as np
 from nnsim.kernels._common import aligned_zeros, direct
 from nnsim.kernels._jit import JIT_ENABLED, SOURCES, njit
 from nnsim.kernels._native import (as_pointer, at_add, at_cas, at_load, at_store, call_address,
-                                   callback, carray, spin_pause)
+                                   callback, carray, monotonic_ns, spin_pause)
 
-__all__ = ["bound", "serial", "start", "wake", "workers_running"]
+__all__ = ["Balance", "bound", "serial", "start", "wake", "workers_running"]
 
 _LINE = 16   # int64 slots between groups (128 bytes: a line and its prefetched neighbour)
 _JOB, _FN, _TAB = 0, 1, 2
-_DONE, _BUSY, _STATE = _LINE, 2 * _LINE, 3 * _LINE
+_DONE, _BUSY, _TIMED = _LINE, 2 * _LINE, 3 * _LINE
+_STATE = 5 * _LINE
 _MAX_WORKERS = 63
 _AWAKE, _ASLEEP, _STOP = 0, 1, 2
 _MAX_PARTS = 0xFFFF
@@ -77,16 +87,27 @@ SPINS = 2_000_000
 
 
 @njit(inner=True)
-def _claim(ctl, seq):
-    """Claim and run parts of layer ``seq`` until none is left."""
+def _claim(ctl, seq, back):
+    """Claim and run parts of layer ``seq`` until none is left: the first one left (the
+    launcher) or, with ``back``, the last one (the workers); then count them in ``DONE``
+    (one atomic add per thread and layer). Parts 0 and 1 leave their time (ns) and who ran
+    them (0: the launcher, 1: a worker) in ``TIMED`` (part 1 a line further)."""
+    done = 0
     while True:
         word = at_load(ctl, _JOB)
-        part = word & 0xFFFF
-        if (word >> 32) != seq or part >= ((word >> 16) & 0xFFFF):
-            return
-        if at_cas(ctl, _JOB, word, word + 1):
+        front, end = word & 0xFFFF, (word >> 16) & 0xFFFF
+        if (word >> 32) != seq or front >= end:
+            break
+        part = end - 1 if back else front
+        if at_cas(ctl, _JOB, word, word - 0x10000 if back else word + 1):
+            start = monotonic_ns()
             call_address(ctl[_FN], ctl[_TAB], part)
-            at_add(ctl, _DONE, 1)
+            if part < 2:
+                ctl[_TIMED + _LINE * part] = monotonic_ns() - start
+                ctl[_TIMED + _LINE * part + 1] = 1 if back else 0
+            done += 1
+    if done:
+        at_add(ctl, _DONE, done)
 
 
 @njit
@@ -99,7 +120,7 @@ def _serve(ctl, state, spins):
         if at_load(ctl, state) == _STOP:
             return _STOP
         if (word & 0xFFFF) < ((word >> 16) & 0xFFFF):
-            _claim(ctl, word >> 32)
+            _claim(ctl, word >> 32, True)
             idle = 0
         else:
             spin_pause()
@@ -109,9 +130,11 @@ def _serve(ctl, state, spins):
 
 
 @njit
-def _launch(ctl, fn, table, parts, workers):
+def _launch(ctl, fn, table, parts, workers, balance):
     """Run parts ``0:parts`` of the layer (``fn(table, t)``) with the team; returns how many
-    of the first ``workers`` workers are asleep."""
+    of the first ``workers`` workers are asleep. ``balance``: 0, or for a layer of two parts
+    the address of its :class:`Balance` words, whose boundary then moves toward the thread
+    that ran faster (:func:`_rebalance`)."""
     if not at_cas(ctl, _BUSY, 0, 1):   # another thread's layer is running: ours in turn
         for t in range(parts):
             call_address(fn, table, t)
@@ -121,15 +144,55 @@ def _launch(ctl, fn, table, parts, workers):
     ctl[_TAB] = table
     ctl[_DONE] = 0
     at_store(ctl, _JOB, (seq << 32) | (parts << 16))
-    _claim(ctl, seq)
+    _claim(ctl, seq, False)
     while at_load(ctl, _DONE) < parts:
         spin_pause()
+    if balance != 0 and parts == 2:
+        _rebalance(ctl, balance)
     asleep = 0
     for w in range(workers):
         if at_load(ctl, _STATE + _LINE * w) == _ASLEEP:
             asleep += 1
     at_store(ctl, _BUSY, 0)
     return asleep
+
+
+@njit(inner=True)
+def _rebalance(ctl, address):
+    """Move the boundary between a two-part layer's parts halfway toward where both would
+    have taken the same time at the speeds just measured, when the launcher ran part 0 and
+    a worker part 1 (both at once). Words (:class:`Balance`): the parts table's address, its
+    column count, the column of the split's first unit (its end follows), the unit."""
+    if ctl[_TIMED + 1] != 0 or ctl[_TIMED + _LINE + 1] != 1:
+        return
+    t0, t1 = ctl[_TIMED], ctl[_TIMED + _LINE]
+    words = carray(as_pointer(address), (4,), np.int64)
+    bounds = carray(as_pointer(words[0]), (2, words[1]), np.int64)
+    col, unit = words[2], words[3]
+    lo, mid, hi = bounds[0, col], bounds[0, col + 1], bounds[1, col + 1]
+    if t0 <= 0 or t1 <= 0 or mid <= lo or hi <= mid:
+        return
+    rate0, rate1 = (mid - lo) / t0, (hi - mid) / t1   # units a nanosecond
+    target = lo + (hi - lo) * rate0 / (rate0 + rate1)
+    step = int(round((mid + 0.5 * (target - mid)) / unit)) * unit
+    step = max(lo + unit, min(step, hi - unit))
+    if lo < step < hi:
+        bounds[0, col + 1] = step
+        bounds[1, col] = step
+
+
+class Balance:
+    """The movable boundary of a layer in two parts (for :func:`bound`): rows 0 and 1 of
+    ``parts`` (int64, C-contiguous) hold each part's first and end unit in columns ``col``
+    and ``col + 1``; the boundary moves in whole ``unit``s. The layer's step must compute
+    the same results for any boundary (every parallel core does: each output is computed by
+    the same instructions whatever the bounds)."""
+
+    def __init__(self, parts: np.ndarray, col: int, unit: int):
+        if parts.dtype != np.int64 or parts.ndim != 2 or not parts.flags.c_contiguous:
+            raise ValueError("parts: a C-contiguous 2-D int64 array")
+        self.parts = parts
+        self.words = np.array([parts.ctypes.data, parts.shape[1], col, unit], np.int64)
 
 
 class _Team:
@@ -168,8 +231,8 @@ def start(workers: int) -> None:
         return
     with team.lock:
         if team.launch is None:
-            _launch(team.ctl, callback(_noop_part).address, 0, 0, 0)   # compile (or load) it
-            team.launch = direct(functools.partial(_launch, team.ctl, 0, 0, 0, 0)).func
+            _launch(team.ctl, callback(_noop_part).address, 0, 0, 0, 0)   # compile (or load)
+            team.launch = direct(functools.partial(_launch, team.ctl, 0, 0, 0, 0, 0)).func
         while len(team.workers) < workers:
             index, wake = len(team.workers), threading.Event()
             thread = threading.Thread(target=_work, args=(team, index, wake), daemon=True,
@@ -214,13 +277,15 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_after_fork)
 
 
-def bound(step, args, parts: int, threads: int):
+def bound(step, args, parts: int, threads: int, balance: Balance | None = None):
     """A function of no arguments running ``step(*args, t)`` for every part ``t`` in
     ``range(parts)``, on ``threads`` threads (the caller and ``threads - 1`` workers; fewer
     on a machine with fewer CPUs). ``args``: C-contiguous arrays, integers, floats, booleans
     and tuples of integers, fixed for the life of the function (the arrays' buffers are
     read at each call); ``step`` a compiled function that writes only its own part's
-    outputs and scratch. The function's attribute ``parts`` is ``parts``."""
+    outputs and scratch. ``balance``: for a layer of two parts, its movable boundary (see
+    :class:`Balance`, :func:`_rebalance`). The function's attributes: ``parts``, and
+    ``balance`` (None when the boundary does not move: no team, or not two parts)."""
     if not 0 < parts <= _MAX_PARTS:
         raise ValueError(f"a layer has 1 to {_MAX_PARTS} parts, not {parts}")
     start(threads - 1)
@@ -232,16 +297,19 @@ def bound(step, args, parts: int, threads: int):
                 step(*args, t)
     else:
         table = _table(args)
+        words = 0 if balance is None or parts != 2 else balance.words.ctypes.data
         launch = functools.partial(team.launch, team.ctl, part_call.address,
-                                   table.ctypes.data, parts, len(team.workers))
+                                   table.ctypes.data, parts, len(team.workers), words)
 
         def run():
             if launch():
                 wake(team)
 
-        run.keep = (args, table, part_call)   # what the table's addresses point into
-        run.launch = (team, part_call.address, table.ctypes.data, parts, len(team.workers))
+        run.keep = (args, table, part_call, balance)   # what the addresses point into
+        run.launch = (team, part_call.address, table.ctypes.data, parts, len(team.workers),
+                      words)
     run.parts = parts
+    run.balance = balance if parts == 2 and part_call is not None else None
     return run
 
 

@@ -5,7 +5,9 @@ own; it is read when a kernel plan is bound or run (``plan.bind(x, out)``, ``pla
 by the compiled cores. With 1 (the default) the plans run their serial cores exactly as before;
 with ``n > 1`` the parallel kernels (CONV_2D's GEMM, DEPTHWISE_CONV_2D) split their output
 into ``n`` parts, by output pixels (rows) or by blocks of output channels, and the thread
-team (:mod:`nnsim.kernels.team`: the calling thread and ``n - 1`` workers) runs the parts.
+team (:mod:`nnsim.kernels.team`: the calling thread and ``n - 1`` workers) runs the parts;
+the boundary between the two parts of a layer on two threads moves toward the thread that
+ran faster (:func:`in_parts`).
 Every output element is computed by the same instruction sequence whatever the split, so the
 results are bit-identical for any thread count.
 
@@ -70,11 +72,15 @@ def num_threads(n):
         _NUM_THREADS.reset(token)
 
 
-def in_parts(step, args, parts):
+def in_parts(step, args, parts, col=None, unit=1):
     """The layer bound in parts: a function of no arguments calling ``step(*args, t)`` for
     every row ``t`` of the array ``parts`` (the parts' bounds, among ``args``), run by the
-    thread team (:mod:`nnsim.kernels.team`) on the current thread count."""
-    return _team.bound(step, args, len(parts), get_num_threads())
+    thread team (:mod:`nnsim.kernels.team`) on the current thread count. With ``col``, a
+    layer of two parts has a movable boundary: ``parts[t, col:col + 2]`` are part ``t``'s
+    first and end unit, moved in whole ``unit``s toward the thread that ran faster
+    (:class:`nnsim.kernels.team.Balance`; the step's results may not depend on it)."""
+    balance = None if col is None or len(parts) != 2 else _team.Balance(parts, col, unit)
+    return _team.bound(step, args, len(parts), get_num_threads(), balance)
 
 
 def split(units: int, parts: int) -> list[tuple[int, int]]:

@@ -120,6 +120,63 @@ def test_depthwise_threads_bit_identical(case, kind, rng):
         np.testing.assert_array_equal(threaded, one)
 
 
+def _balance_of(call):
+    """The movable boundary (team.Balance) of a bound layer, looked for inside the calls a
+    bound call is made of, or None."""
+    if getattr(call, "balance", None) is not None:
+        return call.balance
+    for inner in getattr(call, "args", ()):
+        for c in inner if isinstance(inner, tuple) else (inner,):
+            if callable(c) and _balance_of(c) is not None:
+                return _balance_of(c)
+    return None
+
+
+MOVABLE_CASES = [("conv", "1x1_direct_odd"), ("conv", "1x1_few_pixels_wide"),
+                 ("conv", "1x1_one_pixel"), ("dw", "3x3_ring_rows"), ("dw", "3x3_s2_batches"),
+                 ("dw", "3x3_s2_channel_parts"), ("dw", "dilated")]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("op, case", MOVABLE_CASES)
+def test_every_boundary_the_team_may_move_to_gives_the_same_bits(op, case, kind, rng):
+    """A layer in two parts whose boundary the thread team moves toward the faster thread
+    (team.Balance: the parts table rewritten between runs): wherever the boundary is, in
+    whole units, the output is the single-thread output."""
+    if op == "conv":
+        x_shape, (cout, kh, kw), g = CONV_CASES[case]
+        x, w, bias, q = _data(kind, x_shape, (cout, kh, kw, x_shape[3]), cout, rng)
+        plan, out_shape = prepare_conv_2d(
+            x.shape, x.dtype, w, bias, stride_h=g[0], stride_w=g[1], pad_top=g[2],
+            pad_bottom=g[3], pad_left=g[4], pad_right=g[5], dilation_h=g[6],
+            dilation_w=g[7], fuse=1, **q)
+    else:
+        x_shape, m, (kh, kw), g = DW_CASES[case]
+        cout = x_shape[3] * m
+        x, w, bias, q = _data(kind, x_shape, (1, kh, kw, cout), cout, rng)
+        plan, out_shape = prepare_depthwise_conv_2d(
+            x.shape, x.dtype, w, bias, depth_multiplier=m, stride_h=g[0], stride_w=g[1],
+            pad_top=g[2], pad_bottom=g[3], pad_left=g[4], pad_right=g[5],
+            dilation_h=g[6], dilation_w=g[7], fuse=1, **q)
+    one = np.empty(out_shape, plan.out_dtype)
+    plan.bind(x, one)()
+    out = np.full(out_shape, 0x55, plan.out_dtype)
+    with threads.num_threads(2):
+        call = plan.bind(x, out)
+    balance = _balance_of(call)
+    if balance is None:
+        pytest.skip("no thread team here (one CPU or no JIT): nothing moves")
+    parts, (col, unit) = balance.parts, balance.words[2:4]
+    lo, hi = int(parts[0, col]), int(parts[1, col + 1])
+    moves = list(range(lo + unit, hi, unit))
+    assert moves, "a two-part layer with no boundary to move"
+    for b in moves[::max(1, len(moves) // 7)] + [moves[-1]]:
+        parts[0, col + 1] = parts[1, col] = b
+        out[...] = 0x55
+        call()
+        np.testing.assert_array_equal(out, one, err_msg=f"boundary at {b}")
+
+
 @pytest.mark.parametrize("op", [0, 1, 2])   # ADD, SUB, MUL
 @pytest.mark.parametrize("kind", ["uint8", "int8"])
 @pytest.mark.parametrize("size", [4096, 5003, 16 * 1000 + 9, 64 * 700 + 9])

@@ -194,3 +194,72 @@ def test_kernel_callbacks_cached_across_processes():
     for parts, same, _ in runs:
         assert parts == 2 and same
     assert runs[1][2] == [1]   # the one callback (ADD's step), from the cache
+
+
+@njit
+def _rebalance_now(ctl, address):
+    team._rebalance(ctl, address)
+
+
+def _rebalanced(bounds, times, ran_by, unit):
+    """The parts table after one _rebalance with part 0 and 1 taking ``times`` ns, run by
+    ``ran_by`` (0 the launcher, 1 a worker)."""
+    ctl = np.zeros(team._STATE, np.int64)
+    for part in (0, 1):
+        ctl[team._TIMED + team._LINE * part] = times[part]
+        ctl[team._TIMED + team._LINE * part + 1] = ran_by[part]
+    parts = np.array(bounds, np.int64)
+    balance = team.Balance(parts, 0, unit)
+    _rebalance_now(ctl, balance.words.ctypes.data)
+    return parts.tolist()
+
+
+def test_rebalance_moves_the_boundary_halfway_toward_equal_times():
+    """Hand-computed: parts 0:48 and 48:100 in 4-unit steps. Part 0 at 48 units / 100 ns,
+    part 1 at 52 / 312: equal times at 100 * 0.48 / (0.48 + 1/6) = 74.2; halfway from 48:
+    61.1, to a whole unit 60. A faster worker moves it the other way; equal speeds keep it."""
+    assert _rebalanced([[0, 48, 9], [48, 100, 9]], (100, 312), (0, 1), 4) == \
+        [[0, 60, 9], [60, 100, 9]]
+    # part 1 at 52 units / 26 ns (rate 2): target 100 * 0.48 / 2.48 = 19.4, halfway 33.7 -> 32
+    assert _rebalanced([[0, 48, 9], [48, 100, 9]], (100, 26), (0, 1), 4) == \
+        [[0, 32, 9], [32, 100, 9]]
+    assert _rebalanced([[0, 48, 9], [48, 100, 9]], (480, 520), (0, 1), 4) == \
+        [[0, 48, 9], [48, 100, 9]]
+    # never past the ends: a part keeps at least one unit
+    assert _rebalanced([[0, 8, 0], [8, 12, 0]], (10, 10**6), (0, 1), 4) == \
+        [[0, 8, 0], [8, 12, 0]]
+    assert _rebalanced([[0, 4, 0], [4, 100, 0]], (10**6, 1), (0, 1), 4) == \
+        [[0, 4, 0], [4, 100, 0]]
+
+
+def test_rebalance_only_when_both_threads_ran_a_part():
+    """The launcher ran both parts (the worker asleep) or the worker ran part 0: the times do
+    not compare two threads' speeds, the boundary stays."""
+    for ran_by in ((0, 0), (1, 0), (1, 1)):
+        assert _rebalanced([[0, 48, 9], [48, 100, 9]], (100, 312), ran_by, 4) == \
+            [[0, 48, 9], [48, 100, 9]]
+
+
+def test_two_part_layer_boundary_follows_the_slower_part():
+    """End to end: part 1 costs eight times as much per unit as part 0 (as if its thread ran
+    that much slower), so the team moves the boundary toward equal times (89 of 100 units on
+    two equally fast CPUs; 73 if the launcher's CPU ran 3 times slower than the worker's, 96
+    the other way round); every unit still runs once per call, whatever the boundary."""
+    counts = np.zeros(100, np.int64)
+    bounds = np.array([[0, 50], [50, 100]], np.int64)
+    layer = team.bound(_uneven_step, (counts, bounds), 2, 2, team.Balance(bounds, 0, 1))
+    for _ in range(40):
+        layer()
+    assert (counts == 40).all()
+    assert 65 <= bounds[0, 1] <= 99, bounds.tolist()
+    assert bounds[1, 0] == bounds[0, 1] and bounds[1, 1] == 100
+
+
+@njit
+def _uneven_step(counts, bounds, t):
+    spins = 5_000 * (8 if t == 1 else 1)
+    for i in range(bounds[t, 0], bounds[t, 1]):
+        x = 0
+        for k in range(spins):
+            x += at_load(counts, i) * k
+        counts[i] += 1 + (x & 0)
