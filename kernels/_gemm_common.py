@@ -17,6 +17,8 @@ _TILE = 64      # output channels per tile (4 vectors of 16 lanes)
 _FLOAT_COLS = 1 if SIMD_MODE == "avx2" else 4
 _ROWS = 4       # output pixels per micro-kernel group
 _BLOCK = 64     # output pixels per block (multiple of _ROWS)
+#: output pixels per block of the float core when it has no im2col buffer to fill
+_FLOAT_BLOCK = 256
 _DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm._Plan)
 
 
@@ -34,6 +36,22 @@ def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded, g_lo, g_hi):
         if 0 <= y < h:
             _copy_run(xb, (g // hp * h + y) * size, padded, (g * wp + pad_left) * row, size,
                       flip)
+
+
+@njit(_nrt=False, inline="always", inner=True)
+def _fill_part_rows(xin, fill, geo, out_h, out_w, padded, p_lo, p_hi):
+    """When ``fill[5]`` is set: :func:`_fill_padded` of the padded rows that output pixels
+    ``p_lo:p_hi`` read (``fill[:5]``: the padded height, width, top and left padding and the
+    XOR byte), so that a part of a layer split by pixels copies the rows it reads itself
+    (a halo row shared by two parts is written by both, with the same bytes), wherever its
+    bounds are."""
+    if fill[5] == 0 or p_hi <= p_lo:
+        return
+    kh, sh, dh, hp = geo[0], geo[2], geo[4], geo[6]
+    b0, r0 = divmod(p_lo, out_h * out_w)
+    b1, r1 = divmod(p_hi - 1, out_h * out_w)
+    _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), padded,
+                 b0 * hp + r0 // out_w * sh, b1 * hp + r1 // out_w * sh + (kh - 1) * dh + 1)
 
 
 @njit(_nrt=False, inner=True)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._gemm_common import (_FLOAT_COLS, _GATHER, _ROWS, _fill_padded, _gather,
-                                        _row_bases)
+from nnsim.kernels._gemm_common import (_BLOCK, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER, _ROWS,
+                                        _fill_part_rows, _gather, _row_bases)
 from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
                                 vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast,
                                 vh_load, vh_store, vh_zero)
@@ -21,8 +21,7 @@ def _float_conv_step(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
                      xin, fill, xbytes, t):
     """As :func:`nnsim.kernels._gemm_int._quant_conv_step` (``xbytes``: the bytes of ``x``,
     which the copy fills)."""
-    _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), xbytes,
-                 parts[t, 4], parts[t, 5])
+    _fill_part_rows(xin, fill, geo, out_h, out_w, xbytes, parts[t, 0], parts[t, 1])
     _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols[t], rb[t],
                      scratch[t], parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
@@ -41,7 +40,9 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
     oflat = out.reshape(-1)
     lo, hi = clamp[0], clamp[1]
     src = cols if mode == _GATHER else x
-    block = rb.shape[0] - 4 * _ROWS   # pixels a block (FloatGemmPlan: more without im2col)
+    # pixels a block: as many as the im2col buffer holds, more without one (not from rb's
+    # length: a part's rb is a row of threads.per_part, padded to whole pages)
+    block = _BLOCK if mode == _GATHER else _FLOAT_BLOCK
     for p0 in range(p_lo, p_hi, block):
         n = min(block, p_hi - p0)
         if mode == _GATHER:

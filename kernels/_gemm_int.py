@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
-from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_padded,
+from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_part_rows,
                                         _gather, _row_bases, _store8)
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4,
                                 vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
@@ -44,14 +44,12 @@ def scratch_arrays(geo):
 def _quant_conv_step(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, ex, wide,
                      rbw, scratch, parts, xin, fill, t):
     """Part ``t`` of the convolution in ``len(parts)`` parts (one thread's, run by
-    :mod:`nnsim.kernels.team`): first copies rows ``parts[t, 4:6]`` of ``xin`` into the padded
-    input ``x`` (``fill``: its height, width, top and left padding and the XOR byte, as
-    :func:`_fill_padded` takes them; an empty range when the rows were copied before), then
-    computes output pixels ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` (channel bounds
-    multiples of 64) with its own scratch ``cols[t]``, ``rb[t]``, ``sx[t]`` and those of
+    :mod:`nnsim.kernels.team`): first, when ``fill[5]`` is set, copies the rows of ``xin`` its
+    pixels read into the padded input ``x`` (:func:`_fill_part_rows`), then computes output
+    pixels ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` (channel bounds multiples of 64)
+    with its own scratch ``cols[t]``, ``rb[t]``, ``sx[t]`` and those of
     :func:`scratch_arrays`."""
-    _fill_padded(xin, fill[0], fill[1], fill[2], fill[3], np.uint8(fill[4]), x, parts[t, 4],
-                 parts[t, 5])
+    _fill_part_rows(xin, fill, geo, out_h, out_w, x, parts[t, 0], parts[t, 1])
     _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols[t], rb[t], sx[t], ex[t],
                      wide[t], rbw[t], scratch[t], parts[t, 0], parts[t, 1], parts[t, 2],
                      parts[t, 3])

@@ -35,8 +35,8 @@ import numpy as np
 
 from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _IMPLICIT,
-                                        _ROWS, _TILE, _fill_padded)
+from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER,
+                                        _IMPLICIT, _ROWS, _TILE, _fill_padded)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros, in_turn
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE, njit
@@ -271,8 +271,8 @@ class _Plan:
 
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
-        copies of each scratch array)``, or None to run serially (1 thread, or too little
-        work). Parts are ranges of whole 4-pixel groups (all channels), or of whole 64-channel
+        copies of each scratch array, whether each part copies the padded rows it reads)``, or
+        None to run serially (1 thread, or too little work). Parts are ranges of whole 4-pixel groups (all channels), or of whole 64-channel
         tiles (all pixels) when those spread the work clearly more evenly
         (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
@@ -293,23 +293,13 @@ class _Plan:
         parts = _threads.rows_or_channels(by_pixels, by_channels, _split_cost)
         if len(parts) < 2:
             return None
-        # a part of the pixels copies the padded rows it reads itself (a halo row shared by
-        # two parts is written by both, with the same bytes): the rows are then in the cache
-        # of the core that reads them (copied by one thread, read by the other, MobileNet
-        # v2's first layer took 34 us more, benchmarks/README.md "Sixth session")
+        # a part of the pixels copies the padded rows it reads itself (_fill_part_rows): the
+        # rows are then in the cache of the core that reads them (copied by one thread, read
+        # by the other, MobileNet v2's first layer took 34 us more, benchmarks/README.md
+        # "Sixth session")
         copies = parts is by_pixels and self.mode != _DIRECT and not self.in_place
-        rows = [self._rows_read(p0, p1) if copies else (0, 0) for p0, p1, _, _ in parts]
-        return (np.array([p + r for p, r in zip(parts, rows)], np.int64),
-                tuple(_threads.per_part(len(parts), a) for a in scratch))
-
-    def _rows_read(self, p_lo, p_hi):
-        """The rows ``(first, end)`` of the padded input (numbered across the batch, ``hp`` an
-        image) that output pixels ``p_lo:p_hi`` read."""
-        _, oh, ow = self.out_shape[:3]
-        kh, sh, dh, hp = (int(self.geo[i]) for i in (0, 2, 4, 6))
-        first, last = divmod(p_lo, oh * ow), divmod(p_hi - 1, oh * ow)
-        return (first[0] * hp + first[1] // ow * sh,
-                last[0] * hp + last[1] // ow * sh + (kh - 1) * dh + 1)
+        return (np.array(parts, np.int64),
+                tuple(_threads.per_part(len(parts), a) for a in scratch), copies)
 
     def _bind_core(self, serial, step, x, xb, flip, args, scratch):
         """The bound call of ``serial`` (every pixel and channel) or, with threads, of
@@ -322,12 +312,13 @@ class _Plan:
         if split is None:   # every pixel and channel (no wrapper: one compilation fewer)
             call = partial(serial, src, *args, *scratch, 0, self.out_size, 0, self.cout)
         else:
-            fill = np.array([0] * 5 if direct else geo + [int(flip)], np.int64)
+            copies = split[2]
+            fill = np.array([0] * 6 if direct else geo + [int(flip), int(copies)], np.int64)
             extra = () if serial is _quant_conv_part else (self.padded.view(np.uint8),)
             call = _threads.in_parts(step, (src, *args, *split[1], split[0],
                                             _NO_INPUT if direct else xb, fill, *extra), split[0],
                                      *_movable(split[0]))
-            if split[0][0, 5]:   # the parts copy their rows
+            if copies:
                 return call
         if direct:
             return call
@@ -541,23 +532,15 @@ def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
     return InPlaceFloatPlan(x_shape, out_shape, w, bias, lo, hi, geometry, packed, rows, cols)
 
 
-#: output pixels per block of the float core when it has no im2col buffer to fill
-_FLOAT_BLOCK = 256
-
 #: the input of the parts' row copies when there is none (1x1 filters)
 _NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)
 
 
 def _movable(parts):
-    """``(col, unit)`` of the boundary between two parts that may move
-    (:func:`nnsim.kernels.threads.in_parts`): whole 64-channel tiles, or whole groups of
-    pixels when the parts do not copy the rows they read (those rows follow the bounds);
-    ``(None, 1)`` otherwise."""
-    if len(parts) != 2:
-        return None, 1
-    if parts[0, 0] == parts[1, 0]:   # by channels
-        return 2, _TILE
-    return (0, _ROWS) if parts[0, 5] == 0 else (None, 1)
+    """``(col, unit)`` of the boundary between parts (:func:`nnsim.kernels.threads.in_parts`):
+    whole 64-channel tiles, or whole groups of pixels (a part that copies the rows it reads
+    finds them from its bounds)."""
+    return (2, _TILE) if parts[0, 0] == parts[-1, 0] else (0, _ROWS)
 
 
 def _split_cost(parts):

@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 
 from nnsim.kernels import elementwise, threads
+from nnsim.kernels._gemm_common import _fill_part_rows
+from nnsim.kernels._jit import JIT_ENABLED, njit
 from nnsim.kernels.conv import prepare_conv_2d
 from nnsim.kernels.depthwise import prepare_depthwise_conv_2d
 from nnsim.kernels.elementwise import prepare_binary
@@ -77,6 +79,9 @@ CONV_CASES = {
     "3x3_s2_padded_batches": ((2, 15, 11, 3), (37, 3, 3), (2, 2, 1, 1, 0, 1, 1, 1)),
     "3x3_cin6_implicit_widened": ((1, 9, 10, 6), (20, 3, 3), (1, 1, 1, 1, 1, 1, 1, 1)),
     "dilated_gather": ((1, 9, 9, 8), (70, 3, 3), (1, 1, 2, 2, 2, 2, 2, 2)),
+    # parts of more than one im2col block (64 pixels): a part's block once followed its
+    # padded scratch row (threads.per_part), 496 pixels, and overran the im2col buffer
+    "dilated_gather_blocks": ((1, 20, 19, 8), (24, 3, 3), (1, 1, 2, 2, 2, 2, 2, 2)),
     "5x3_s1x2": ((3, 7, 12, 5), (17, 5, 3), (1, 2, 2, 2, 1, 1, 1, 1)),
 }
 
@@ -133,8 +138,9 @@ def _balance_of(call):
 
 
 MOVABLE_CASES = [("conv", "1x1_direct_odd"), ("conv", "1x1_few_pixels_wide"),
-                 ("conv", "1x1_one_pixel"), ("dw", "3x3_ring_rows"), ("dw", "3x3_s2_batches"),
-                 ("dw", "3x3_s2_channel_parts"), ("dw", "dilated")]
+                 ("conv", "1x1_one_pixel"), ("conv", "3x3_s2_padded_batches"),
+                 ("conv", "5x3_s1x2"), ("conv", "dilated_gather"), ("dw", "3x3_ring_rows"),
+                 ("dw", "3x3_s2_batches"), ("dw", "3x3_s2_channel_parts"), ("dw", "dilated")]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -220,20 +226,46 @@ def test_rows_and_channel_splits_both_used():
                            .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
                            pad_bottom=0, pad_left=0, pad_right=0)[0]
     # 3x3 stride 2, padding 1: 5x4 output pixels, 5 groups of 4 -> pixels 0:8 (output rows
-    # 0-1) and 8:20 (rows 2-4); the padded copy has max(9 + 1, 4 * 2 + 3) = 11 rows; part 0
-    # reads padded rows 0 to 1 * 2 + 2 = 4, part 1 rows 2 * 2 = 4 to 4 * 2 + 2 = 10, which
-    # each part copies itself (columns 4:6, end exclusive)
+    # 0-1) and 8:20 (rows 2-4); each part copies the padded rows it reads itself
     window = prepare_conv_2d((1, 9, 8, 3), np.float32, rng.standard_normal((8, 3, 3, 3))
                              .astype(np.float32), None, stride_h=2, stride_w=2, pad_top=1,
                              pad_bottom=1, pad_left=1, pad_right=1)[0]
     with threads.num_threads(2):
-        tall_parts = tall._parallel((tall.cols, tall.rb))[0]
-        wide_parts = wide._parallel((wide.cols, wide.rb))[0]
-        window_parts = window._parallel((window.cols, window.rb))[0]
+        tall_parts, _, tall_copies = tall._parallel((tall.cols, tall.rb))
+        wide_parts, _, wide_copies = wide._parallel((wide.cols, wide.rb))
+        window_parts, _, window_copies = window._parallel((window.cols, window.rb))
     # 1x1 filters read the input itself, channel parts all of it: no rows copied in parts
-    assert tall_parts.tolist() == [[0, 800, 0, 32, 0, 0], [800, 1600, 0, 32, 0, 0]]
-    assert wide_parts.tolist() == [[0, 1, 0, 128, 0, 0], [0, 1, 128, 256, 0, 0]]
-    assert window_parts.tolist() == [[0, 8, 0, 8, 0, 5], [8, 20, 0, 8, 4, 11]]
+    assert tall_parts.tolist() == [[0, 800, 0, 32], [800, 1600, 0, 32]] and not tall_copies
+    assert wide_parts.tolist() == [[0, 1, 0, 128], [0, 1, 128, 256]] and not wide_copies
+    assert window_parts.tolist() == [[0, 8, 0, 8], [8, 20, 0, 8]] and window_copies
+
+
+@pytest.mark.skipif(not JIT_ENABLED, reason="a compiled helper")
+def test_a_part_copies_the_padded_rows_its_pixels_read():
+    """The window layer above: the padded copy has max(9 + 1, 4 * 2 + 3) = 11 rows of 10
+    pixels; output pixels 0:8 (output rows 0-1) read padded rows 0 to 1 * 2 + 2 = 4, pixels
+    8:20 (rows 2-4) rows 2 * 2 = 4 to 4 * 2 + 2 = 10, pixels 5:6 (row 1) rows 2 to 4: those
+    rows' interiors are copied (input row r to padded row r + 1), no other."""
+    x = np.arange(1, 9 * 8 * 3 + 1, dtype=np.float32).reshape(1, 9, 8, 3)
+    geo = np.array([3, 3, 2, 2, 1, 1, 11, 10], np.int64)   # kh, kw, strides, dilations, hp, wp
+    fill = np.array([11, 10, 1, 1, 0, 1], np.int64)
+    for (p_lo, p_hi), (first, end) in (((0, 8), (0, 5)), ((8, 20), (4, 11)), ((5, 6), (2, 5))):
+        padded = np.zeros((11, 10, 3), np.float32)
+        _fill_rows(x.view(np.uint8), fill, geo, 5, 4, padded.view(np.uint8).reshape(-1),
+                   p_lo, p_hi)
+        want = np.zeros_like(padded)
+        for r in range(max(first, 1), min(end, 10)):   # padded rows 1-9 hold input rows 0-8
+            want[r, 1:9] = x[0, r - 1]
+        np.testing.assert_array_equal(padded, want, err_msg=f"pixels {p_lo}:{p_hi}")
+    padded = np.zeros((11, 10, 3), np.float32)   # fill[5] == 0: the rows were copied before
+    _fill_rows(x.view(np.uint8), fill * [1, 1, 1, 1, 1, 0], geo, 5, 4,
+               padded.view(np.uint8).reshape(-1), 0, 20)
+    assert not padded.any()
+
+
+@njit
+def _fill_rows(x, fill, geo, out_h, out_w, padded, p_lo, p_hi):
+    _fill_part_rows(x, fill, geo, out_h, out_w, padded, p_lo, p_hi)
 
 
 def test_rows_preferred_unless_channels_clearly_more_even():
@@ -250,7 +282,7 @@ def test_rows_preferred_unless_channels_clearly_more_even():
                            pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, **q)[0]
     with threads.num_threads(2):
         parts = plan._parallel((plan.cols, plan.rb, plan.sx))[0]
-    assert parts.tolist() == [[0, 96, 0, 384, 0, 0], [96, 196, 0, 384, 0, 0]]
+    assert parts.tolist() == [[0, 96, 0, 384], [96, 196, 0, 384]]
     # its 7x7 stride-2 depthwise layer: 4 of 7 rows x 36 groups = 144; 7 x 18 = 126, 14%
     # more even: channels
     dw = rng.integers(-127, 127, (1, 3, 3, 576)).astype(np.int8)
