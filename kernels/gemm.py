@@ -272,9 +272,9 @@ class _Plan:
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part
         copies of each scratch array, whether each part copies the padded rows it reads)``, or
-        None to run serially (1 thread, or too little work). Parts are ranges of whole 4-pixel groups (all channels), or of whole 64-channel
-        tiles (all pixels) when those spread the work clearly more evenly
-        (:func:`nnsim.kernels.threads.rows_or_channels`)."""
+        None to run serially (1 thread, or too little work). Parts are ranges of whole
+        4-pixel groups (all channels), or of whole 64-channel tiles (all pixels) when those
+        spread the work clearly more evenly (:func:`nnsim.kernels.threads.rows_or_channels`)."""
         count = _threads.get_num_threads()
         if count <= 1:
             return None

@@ -428,7 +428,8 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
 def float_conv_channels(model) -> set[int]:
     """The output channel counts of ``model``'s float CONV_2D operations with more than one
     output pixel: those the float GEMM core runs, whose micro-kernels depend on the count
-    (``kernels.gemm.compile_float_micro_kernels``)."""
+    (``kernels.gemm.compile_float_micro_kernels``). Read from an NHWC output shape: for an
+    NCHW one it names a width instead, and the child compiles a micro-kernel in vain."""
     channels = set()
     for op in model.operations:
         if op.type != OperationCode.CONV_2D or len(op.inputs) < 2 or not op.outputs:
