@@ -78,9 +78,15 @@ def in_parts(step, args, parts, col=None, unit=1):
     thread team (:mod:`nnsim.kernels.team`) on the current thread count. With ``col``, a
     layer of two parts has a movable boundary: ``parts[t, col:col + 2]`` are part ``t``'s
     first and end unit, moved in whole ``unit``s toward the thread that ran faster
-    (:class:`nnsim.kernels.team.Balance`; the step's results may not depend on it)."""
-    balance = None if col is None or len(parts) != 2 else _team.Balance(parts, col, unit)
-    return _team.bound(step, args, len(parts), get_num_threads(), balance)
+    (:class:`nnsim.kernels.team.Balance`; the step's results may not depend on it). The
+    bound layer then moves bounds of its own (a copy of ``parts``, which takes its place in
+    ``args``): a plan bound twice, as by two executions that may run at once, keeps one
+    split, which neither may rewrite under the other."""
+    if col is None or len(parts) != 2:
+        return _team.bound(step, args, len(parts), get_num_threads())
+    own = parts.copy()
+    args = tuple(own if a is parts else a for a in args)
+    return _team.bound(step, args, 2, get_num_threads(), _team.Balance(own, col, unit))
 
 
 def split(units: int, parts: int) -> list[tuple[int, int]]:

@@ -330,3 +330,22 @@ def test_split_ranges():
     assert threads.split(13, 2) == [(0, 6), (6, 13)]
     assert threads.split(2, 3) == [(0, 1), (1, 2)]
     assert threads.split(9, 3) == [(0, 3), (3, 6), (6, 9)]
+
+
+def test_each_binding_moves_its_own_bounds():
+    """A plan bound twice (two executions, which may run at once) keeps one split; each
+    bound layer moves a copy of it, so neither rewrites the bounds the other is reading."""
+    rng = np.random.default_rng(1)
+    x, w, bias, q = _data("int8", (1, 13, 11, 32), (70, 1, 1, 32), 70, rng)
+    plan, out_shape = prepare_conv_2d(x.shape, x.dtype, w, bias, stride_h=1, stride_w=1,
+                                      pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, **q)
+    with threads.num_threads(2):
+        first = _balance_of(plan.bind(x, np.empty(out_shape, plan.out_dtype)))
+        second = _balance_of(plan.bind(x, np.empty(out_shape, plan.out_dtype)))
+    if first is None:
+        pytest.skip("no thread team here (one CPU or no JIT): nothing moves")
+    shared = plan._split[2][0]
+    assert first.parts is not shared and second.parts is not first.parts
+    np.testing.assert_array_equal(first.parts, shared)
+    first.parts[0, 1] = first.parts[1, 0] = 4
+    assert shared[0, 1] != 4 and second.parts[0, 1] != 4
