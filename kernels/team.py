@@ -15,14 +15,16 @@ cores: v2 on 2 threads 970-980 -> 837-863 us (benchmarks/README.md, "Thirteenth 
 How a layer runs (int64 slots of the team's control array, each group on its own cache
 line):
 
-* ``JOB``: ``seq << 32 | parts << 16 | next``: the layer's sequence number, its part count and
-  the next part to claim. A thread claims part ``next`` by a compare-and-swap of ``JOB`` to
-  ``next + 1``; a claim against an older ``seq`` fails, so a late worker cannot take a part
-  of the next layer for this one. ``FN``, ``TAB``: the layer's C callback and its argument
-  table, written before ``JOB`` (release) and read after a successful claim: the layer cannot
-  change until the claimed part is done.
-* ``DONE``: parts finished (an atomic add after each); the launcher returns when it reaches the
-  part count, so everything the parts wrote is visible to the caller.
+* ``JOB``: ``seq << 32 | end << 16 | next``: the layer's sequence number and the parts not yet
+  claimed, ``next:end`` (posted as ``0:parts``). The launcher claims part ``next`` by a
+  compare-and-swap of ``JOB`` to ``next + 1``, a worker part ``end - 1`` by one to ``end - 1``;
+  a claim against an older ``seq`` fails, so a late worker cannot take a part of the next
+  layer for this one. ``FN``, ``TAB``: the layer's C callback and its argument table, written
+  before ``JOB`` (release) and read after a successful claim: the layer cannot change until
+  the claimed part is done.
+* ``DONE``: parts finished (one atomic add per thread, when it finds none left to claim); the
+  launcher returns when it reaches the part count, so everything the parts wrote is visible
+  to the caller.
 * ``TIMED``: how long parts 0 and 1 took and which thread ran them. The launcher claims
   parts from the front, the workers from the back, so in a layer of two parts the launcher
   runs part 0 and a worker part 1; after such a layer the boundary between them (when the
