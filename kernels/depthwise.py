@@ -247,7 +247,7 @@ class _Plan:
             if split is None:
                 return partial(part, *args, ring, 0, batches * out_h, 0, cout)
             return _threads.in_parts(step, (*args, split[4], split[0]), split[0],
-                                     *_movable(split[0]))
+                                     units=(1, 16))
         srcs = self.src if split is None else split[1]
         # rows are copied as bytes: one compiled _window_rows serves every dtype
         common = (srcs, srcs.view(np.uint8), self.ring, self.dims, self.geo)
@@ -268,7 +268,7 @@ class _Plan:
             call = partial(core, x, xb, *common, *args, 0, batches * out_h, 0, cout)
         else:
             call = _threads.in_parts(core, (x, xb, *common, *args, split[0]), split[0],
-                                     *_movable(split[0]))
+                                     units=(1, 16))
         return call if self.ring else partial(_repeat_then, self, xb, call)
 
     def _parallel(self):
@@ -305,12 +305,6 @@ class _Plan:
         srcs = _threads.per_part(n, self.src, copy=True) if self.ring else self.src[None]
         return (np.array(parts, np.int64), srcs, _threads.per_part(n, self.slots),
                 _threads.per_part(n, self.rows), None)
-
-
-def _movable(parts):
-    """``(col, unit)`` of the boundary between parts (:func:`nnsim.kernels.threads.in_parts`):
-    whole output rows, or whole groups of 16 channels."""
-    return (2, 16) if parts[0, 0] == parts[-1, 0] else (0, 1)
 
 
 def _repeat_then(plan, xb, call):

@@ -317,7 +317,7 @@ class _Plan:
             extra = () if serial is _quant_conv_part else (self.padded.view(np.uint8),)
             call = _threads.in_parts(step, (src, *args, *split[1], split[0],
                                             _NO_INPUT if direct else xb, fill, *extra), split[0],
-                                     *_movable(split[0]))
+                                     units=(_ROWS, _TILE))
             if copies:
                 return call
         if direct:
@@ -389,7 +389,7 @@ class QuantGemmPlan(_Plan):
             if split is None:
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
             return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0],
-                                     *_movable(split[0]))
+                                     units=(_ROWS, _TILE))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
             self.mks = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
         args = (self.geo, self.prm, self.wpk, self.qp, self.mks,
@@ -432,7 +432,7 @@ class FloatGemmPlan(_Plan):
             if split is None:
                 return partial(_float_gemv, *args, 0, self.cout)
             return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0],
-                                     *_movable(split[0]))
+                                     units=(_ROWS, _TILE))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
             self.mks = _gemm_float.micro_kernels(self.cout)
         args = (self.geo, self.wp, self.bias, self.clamp, self.mks, out.reshape(-1, self.cout),
@@ -534,13 +534,6 @@ def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):
 
 #: the input of the parts' row copies when there is none (1x1 filters)
 _NO_INPUT = np.zeros((1, 1, 1, 1), np.uint8)
-
-
-def _movable(parts):
-    """``(col, unit)`` of the boundary between parts (:func:`nnsim.kernels.threads.in_parts`):
-    whole 64-channel tiles, or whole groups of pixels (a part that copies the rows it reads
-    finds them from its bounds)."""
-    return (2, _TILE) if parts[0, 0] == parts[-1, 0] else (0, _ROWS)
 
 
 def _split_cost(parts):

@@ -105,9 +105,9 @@ class Program:
             _team.wake(self.team)
         for first, call in self._segments:
             if call is None:   # first: the rows
-                # a worker asleep (an invoke after a pause longer than team.SPINS) is woken
-                # at the first launch that finds it so: waking it after the whole stretch
-                # left every layer of that invoke to this thread
+                # a worker that fell asleep during the invoke (a Python step longer than
+                # team.SPINS) is woken at the first launch that finds it so: waking it after
+                # the whole stretch left the stretch's layers to this thread
                 resume = _run_rows(first, stamps, self._ctl, 0)
                 while resume >= 0:
                     _team.wake(self.team)

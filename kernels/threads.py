@@ -72,21 +72,25 @@ def num_threads(n):
         _NUM_THREADS.reset(token)
 
 
-def in_parts(step, args, parts, col=None, unit=1):
+def in_parts(step, args, parts, units=None):
     """The layer bound in parts: a function of no arguments calling ``step(*args, t)`` for
     every row ``t`` of the array ``parts`` (the parts' bounds, among ``args``), run by the
-    thread team (:mod:`nnsim.kernels.team`) on the current thread count. With ``col``, a
-    layer of two parts has a movable boundary: ``parts[t, col:col + 2]`` are part ``t``'s
-    first and end unit, moved in whole ``unit``s toward the thread that ran faster
+    thread team (:mod:`nnsim.kernels.team`) on the current thread count. With ``units``
+    ``(rows, channels)``, a layer of two parts has a movable boundary: ``parts[t]`` starts
+    with part ``t``'s output rows (or pixels) and channels, ``(r_lo, r_hi, c_lo, c_hi)``, and
+    the boundary of the split (of the channels when both parts have the same rows) moves in
+    whole ``rows`` or ``channels`` toward the thread that ran faster
     (:class:`nnsim.kernels.team.Balance`; the step's results may not depend on it). The
     bound layer then moves bounds of its own (a copy of ``parts``, which takes its place in
     ``args``): a plan bound twice, as by two executions that may run at once, keeps one
     split, which neither may rewrite under the other."""
-    if col is None or len(parts) != 2:
+    if units is None or len(parts) != 2:
         return _team.bound(step, args, len(parts), get_num_threads())
+    by_channels = parts[0, 0] == parts[1, 0]
     own = parts.copy()
     args = tuple(own if a is parts else a for a in args)
-    return _team.bound(step, args, 2, get_num_threads(), _team.Balance(own, col, unit))
+    balance = _team.Balance(own, 2 if by_channels else 0, units[1] if by_channels else units[0])
+    return _team.bound(step, args, 2, get_num_threads(), balance)
 
 
 def split(units: int, parts: int) -> list[tuple[int, int]]:

@@ -35,10 +35,7 @@ import numpy as np
 from nnsim.kernels import threads as kernel_threads
 from nnsim.kernels._common import aligned_copy, aligned_empty, aligned_zeros
 from nnsim.kernels.program import Program
-from nnsim.kernels.gemm import compile_float_micro_kernels, compile_micro_kernels
 from nnsim.limits import TensorTooLargeError, check_bytes, max_tensor_bytes, shape_bytes
-from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
-                                 warm_up_steps)
 from nnsim.tflite import tflog
 from nnsim.tflite.builtins import UnsupportedOperatorError, create_builtin
 from nnsim.tflite.arena import share_buffers
@@ -48,6 +45,7 @@ from nnsim.tflite.placement import placements
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import NUMPY_DTYPES, TensorType
 from nnsim.tflite.sparsity import sparsity_details
+from nnsim.tflite.warm_up import warm_up
 
 __all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "PlanItem", "PlanItemProfile"]
 
@@ -81,7 +79,6 @@ class PlanItemProfile:
     host_ns: int
 
 
-_QUANT8 = {TensorType.UINT8, TensorType.INT8}
 _RESTORED = "Restored original execution plan after delegate application failure."
 
 
@@ -603,58 +600,8 @@ class Interpreter:
         return steps
 
     def _warm_up(self) -> int:
-        """Run one operation of each kind the plan holds (a delegate partition's NNAPI
-        operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin, input types
-        and, for a convolution, ``executor.conv_variant``) once on zero inputs, except the
-        kind an invoke meets first, kinds an invoke meets last first: what the first invoke
-        will need later gets compiled (and cached) while that invoke compiles what it needs
-        now. Before them, when the plan has a quantized convolution, the integer GEMM core's
-        whole-tile micro-kernel (``kernels.gemm.compile_micro_kernels``, the longest
-        compilation of all): the invoke, binding its layers, then loads it from the cache.
-        After them, the float GEMM core's micro-kernels for the channel counts of the plan's
-        float convolutions (``kernels.gemm.compile_float_micro_kernels``), which a layer
-        otherwise compiles when the invoke first binds it. Only for a throwaway process
-        (:mod:`nnsim.tools.warmup`'s child): stateful nodes run on zeros, buffers are
-        overwritten. Returns how many operations ran."""
-        units: dict = {}   # kind -> warm(), in run order
-        quantized_conv = False
-        float_couts: set = set()   # output channels of float convolutions (GEMM core)
-        for item, builtin, inputs, outputs, _, _ in self._build_steps():
-            if builtin is None:
-                kernel = self.delegation.kernels[item.index]
-                for model in _nnapi_models(kernel):
-                    for kind, warm in warm_up_steps(model):
-                        units.setdefault(("nnapi",) + kind, warm)
-                        quantized_conv |= is_quantized_conv(kind)
-                    float_couts |= float_conv_channels(model)
-                continue
-            types = tuple(self._sg.tensors[i].type for i in inputs if i >= 0)
-            name = type(builtin).__name__
-            shapes = [self._shape_or_file(i) for i in (*inputs[:2], outputs[0])] \
-                if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2 else None
-            variant = None if shapes is None else conv_variant(*shapes)
-            units.setdefault(("tflite", name, types, variant),
-                             partial(self._warm_node, builtin, inputs))
-            quantized_conv |= (name == "Conv2D" and len(types) >= 2
-                               and {types[0], types[1]} <= _QUANT8)
-            if (name == "Conv2D" and variant is not None and not variant[2]
-                    and types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)):
-                float_couts.add(int(shapes[2][3]))
-        if quantized_conv:
-            compile_micro_kernels()
-        ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])
-        compile_float_micro_kernels(float_couts)
-        return ran
-
-    def _warm_node(self, builtin, inputs) -> bool:
-        values = [None if i < 0 else self._values.get(i) for i in inputs]
-        values = [np.zeros(self._shape_or_file(i), numpy_dtype(self._sg.tensors[i].type))
-                  if v is None and i >= 0 else v for v, i in zip(values, inputs)]
-        try:
-            builtin.eval(values)
-        except Exception:   # best effort: the real invoke reports any failure
-            return False
-        return True
+        """The compiling child's work (:func:`nnsim.tflite.warm_up.warm_up`)."""
+        return warm_up(self)
 
     def _run_node(self, builtin, op_inputs, op_outputs, dtypes, dynamic, values):
         inputs = [None if i < 0 else values.get(i) for i in op_inputs]
@@ -796,14 +743,3 @@ class SignatureRunner:
     def get_output_details(self):
         return {name: self._interpreter._get_tensor_details(i)
                 for name, i in self._outputs.items()}
-
-
-def _nnapi_models(kernel) -> list:
-    """The NNAPI models a delegate partition's compilation runs (its step models); none for
-    a VX partition, which has no NNAPI compilation."""
-    plan = getattr(getattr(kernel, "compilation", None), "plan", None)
-    if plan is None:
-        return []
-    prepared = [plan.prepared] if plan.kind == plan.SIMPLE else \
-        [step.prepared for step in plan.execution_steps()]
-    return [p.model for p in prepared if p is not None]

@@ -5,7 +5,7 @@ fresh install, changed kernel sources, a model with operations no earlier run co
 compiles them as it meets them, one after the other: numba compiles under a process-wide lock,
 so threads cannot share the work. A second process can. :func:`compiling_alongside` waits for
 the invoke's first compilation and forks there a child that runs the same model's operations
-on zeros (``Interpreter._warm_up``), kinds the invoke meets last first, so the child compiles
+on zeros (``nnsim.tflite.warm_up``), kinds the invoke meets last first, so the child compiles
 what the invoke needs later while the invoke compiles what it needs now. Both store what they
 compile in numba's cache, where the other finds it instead of compiling again. Stores take a
 lock (``nnsim.kernels._jit``), so the two processes never corrupt the cache. Compilations take

@@ -16,6 +16,7 @@ import pytest
 from nnsim.kernels._jit import JIT_ENABLED, njit
 from nnsim.ops import executor
 from nnsim.tflite import Interpreter, load_delegate
+from nnsim.tflite import warm_up as warm_up_module
 from nnsim.tools import warmup
 from nnsim.types import OperationCode
 
@@ -66,6 +67,22 @@ def test_warm_up_runs_one_operation_per_kind_last_kind_first_but_the_first(share
     assert order == first[1:][::-1]
 
 
+def _warm_up_recording(path, delegated, events, monkeypatch) -> int:
+    """``warm_up`` of ``path``'s interpreter (its operations delegated to nnapi-reference or
+    TFLite nodes) with ``"op"`` added to ``events`` for each operation it runs."""
+    real_step, real_node = executor._warm_step, warm_up_module._warm_node
+    monkeypatch.setattr(executor, "_warm_step",
+                        lambda m, step: events.append("op") or real_step(m, step))
+    monkeypatch.setattr(warm_up_module, "_warm_node",
+                        lambda interp, b, i: events.append("op") or real_node(interp, b, i))
+    if delegated:
+        interp = _delegated(path)
+    else:
+        interp = Interpreter(model_path=str(path))
+        interp.allocate_tensors()
+    return interp._warm_up()
+
+
 @pytest.mark.parametrize("name, quantized", [
     ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", True), (MODEL, False)])
 @pytest.mark.parametrize("delegated", [True, False])
@@ -74,21 +91,9 @@ def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, mo
     """A plan with a quantized CONV_2D (NNAPI operation or TFLite node): the integer GEMM
     core's whole-tile micro-kernel is compiled before any operation runs; a float plan leaves
     it."""
-    from nnsim.tflite import interpreter as interpreter_module
     events = []
-    monkeypatch.setattr(interpreter_module, "compile_micro_kernels",
-                        lambda: events.append("micro"))
-    real_step, real_node = executor._warm_step, Interpreter._warm_node
-    monkeypatch.setattr(executor, "_warm_step",
-                        lambda m, step: events.append("op") or real_step(m, step))
-    monkeypatch.setattr(Interpreter, "_warm_node",
-                        lambda self, b, i: events.append("op") or real_node(self, b, i))
-    if delegated:
-        interp = _delegated(shared_models / name)
-    else:
-        interp = Interpreter(model_path=str(shared_models / name))
-        interp.allocate_tensors()
-    assert interp._warm_up() > 0
+    monkeypatch.setattr(warm_up_module, "compile_micro_kernels", lambda: events.append("micro"))
+    assert _warm_up_recording(shared_models / name, delegated, events, monkeypatch) > 0
     if quantized:
         assert events[0] == "micro" and events.count("micro") == 1
     else:
@@ -106,21 +111,10 @@ def test_warm_up_compiles_the_float_gemm_micro_kernels_last(shared_models, monke
     """After its operations (each binds only its own layer's micro-kernels), the child
     compiles the float GEMM core's micro-kernels of every float convolution's channel count,
     which the invoke's later layers then load."""
-    from nnsim.tflite import interpreter as interpreter_module
     events = []
-    monkeypatch.setattr(interpreter_module, "compile_float_micro_kernels",
+    monkeypatch.setattr(warm_up_module, "compile_float_micro_kernels",
                         lambda channels: events.append(("float micro", set(channels))))
-    real_step, real_node = executor._warm_step, Interpreter._warm_node
-    monkeypatch.setattr(executor, "_warm_step",
-                        lambda m, step: events.append("op") or real_step(m, step))
-    monkeypatch.setattr(Interpreter, "_warm_node",
-                        lambda self, b, i: events.append("op") or real_node(self, b, i))
-    if delegated:
-        interp = _delegated(shared_models / name)
-    else:
-        interp = Interpreter(model_path=str(shared_models / name))
-        interp.allocate_tensors()
-    assert interp._warm_up() > 0
+    assert _warm_up_recording(shared_models / name, delegated, events, monkeypatch) > 0
     assert events[-1] == ("float micro", couts) and events[:-1].count("op") == len(events) - 1
 
 

@@ -1,0 +1,83 @@
+"""What :mod:`nnsim.tools.warmup`'s compiling child runs: one operation of each kind an
+interpreter's plan holds, on zeros, so that the kernels its first invoke will need later are
+compiled (and cached) while that invoke compiles what it needs now."""
+from __future__ import annotations
+
+from functools import partial
+
+import numpy as np
+
+from nnsim.kernels.gemm import compile_float_micro_kernels, compile_micro_kernels
+from nnsim.ops.executor import conv_variant, float_conv_channels, is_quantized_conv, warm_up_steps
+from nnsim.tflite.builtins._base import numpy_dtype
+from nnsim.tflite.schema import TensorType
+
+__all__ = ["warm_up"]
+
+_QUANT8 = {TensorType.UINT8, TensorType.INT8}
+
+
+def warm_up(interp) -> int:
+    """Run one operation of each kind ``interp``'s plan holds (a delegate partition's NNAPI
+    operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin, input types and,
+    for a convolution, ``executor.conv_variant``) once on zero inputs, except the kind an
+    invoke meets first, kinds an invoke meets last first: what the first invoke will need
+    later gets compiled (and cached) while that invoke compiles what it needs now. Before
+    them, when the plan has a quantized convolution, the integer GEMM core's whole-tile
+    micro-kernel (``kernels.gemm.compile_micro_kernels``, the longest compilation of all):
+    the invoke, binding its layers, then loads it from the cache. After them, the float GEMM
+    core's micro-kernels for the channel counts of the plan's float convolutions
+    (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
+    invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
+    stateful nodes run on zeros, buffers are overwritten. Returns how many operations ran."""
+    units: dict = {}   # kind -> warm(), in run order
+    quantized_conv = False
+    float_couts: set = set()   # output channels of float convolutions (GEMM core)
+    for item, builtin, inputs, outputs, _, _ in interp._build_steps():
+        if builtin is None:
+            kernel = interp.delegation.kernels[item.index]
+            for model in _nnapi_models(kernel):
+                for kind, warm in warm_up_steps(model):
+                    units.setdefault(("nnapi",) + kind, warm)
+                    quantized_conv |= is_quantized_conv(kind)
+                float_couts |= float_conv_channels(model)
+            continue
+        types = tuple(interp._sg.tensors[i].type for i in inputs if i >= 0)
+        name = type(builtin).__name__
+        shapes = [interp._shape_or_file(i) for i in (*inputs[:2], outputs[0])] \
+            if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2 else None
+        variant = None if shapes is None else conv_variant(*shapes)
+        units.setdefault(("tflite", name, types, variant),
+                         partial(_warm_node, interp, builtin, inputs))
+        quantized_conv |= (name == "Conv2D" and len(types) >= 2
+                           and {types[0], types[1]} <= _QUANT8)
+        if (name == "Conv2D" and variant is not None and not variant[2]
+                and types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)):
+            float_couts.add(int(shapes[2][3]))
+    if quantized_conv:
+        compile_micro_kernels()
+    ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])
+    compile_float_micro_kernels(float_couts)
+    return ran
+
+
+def _warm_node(interp, builtin, inputs) -> bool:
+    values = [None if i < 0 else interp._values.get(i) for i in inputs]
+    values = [np.zeros(interp._shape_or_file(i), numpy_dtype(interp._sg.tensors[i].type))
+              if v is None and i >= 0 else v for v, i in zip(values, inputs)]
+    try:
+        builtin.eval(values)
+    except Exception:   # best effort: the real invoke reports any failure
+        return False
+    return True
+
+
+def _nnapi_models(kernel) -> list:
+    """The NNAPI models a delegate partition's compilation runs (its step models); none for
+    a VX partition, which has no NNAPI compilation."""
+    plan = getattr(getattr(kernel, "compilation", None), "plan", None)
+    if plan is None:
+        return []
+    prepared = [plan.prepared] if plan.kind == plan.SIMPLE else \
+        [step.prepared for step in plan.execution_steps()]
+    return [p.model for p in prepared if p is not None]
