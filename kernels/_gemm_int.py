@@ -13,6 +13,7 @@ from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_b
                                 vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
                                 vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n,
                                 vi_store4, vi_xor, vq_load)
+from nnsim.kernels._claims import Claimed
 from nnsim.kernels._native import call_native, native_address
 
 
@@ -135,15 +136,42 @@ def micro_kernels(cout: int, qp_dtype) -> np.ndarray:
     compiled: MobileNet v1 never needs ``_mk1``, whose compilation was a second of its cold
     start, and the core's own compilation no longer optimises and compiles their code again
     (issue 13)."""
-    table = "u32" if np.dtype(qp_dtype) == np.uint32 else "i32"
+    codes = _micro_kernel_codes(qp_dtype)
+    return np.array([native_address(fn, codes) if fn is not None else 0
+                     for fn in _micro_kernels_called(cout)], np.int64)
+
+
+def compile_micro_kernels(couts, qp_dtype=np.uint32) -> int:
+    """Compile (or load) every micro-kernel convolutions of ``couts`` output channels call
+    (:func:`micro_kernels`), the whole-tile one first, skipping one the other process is
+    compiling (:class:`nnsim.kernels._claims.Claimed`). Returns how many were compiled or
+    loaded here."""
+    called = [_micro_kernels_called(cout) for cout in couts]
+    fns = [next((c[i] for c in called if c[i] is not None), None) for i in range(3)]
+    codes = _micro_kernel_codes(qp_dtype)
+    done = 0
+    for fn in filter(None, fns):
+        try:
+            native_address(fn, codes)
+        except Claimed:
+            continue
+        done += 1
+    return done
+
+
+def _micro_kernels_called(cout: int) -> tuple:
+    """The three entries of :func:`micro_kernels` for ``cout`` channels: the function or
+    None."""
     if _PAIRS:
-        codes = _PAIRS_CODES.replace("u32|i32", table)
-        return np.array([native_address(_cols_pairs, codes), 0, 0], np.int64)
+        return (_cols_pairs, None, None)
     ncols = {min(4, (cout - c0 + 15) // 16) for c0 in range(0, cout, _TILE)}
     wanted = (4 in ncols, bool(ncols & {2, 3}), bool(ncols & {1, 3}))
-    codes = _MK_CODES.replace("u32|i32", table)
-    return np.array([native_address(fn, codes) if want else 0
-                     for fn, want in zip((_mk4, _mk2, _mk1), wanted)], np.int64)
+    return tuple(fn if want else None for fn, want in zip((_mk4, _mk2, _mk1), wanted))
+
+
+def _micro_kernel_codes(qp_dtype) -> str:
+    table = "u32" if np.dtype(qp_dtype) == np.uint32 else "i32"
+    return (_PAIRS_CODES if _PAIRS else _MK_CODES).replace("u32|i32", table)
 
 
 @njit(_nrt=False, inline="always", inner=True)

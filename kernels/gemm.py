@@ -51,21 +51,21 @@ __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
 
-def compile_micro_kernels() -> int:
-    """Compile (or load from numba's cache) the micro-kernel of the integer GEMM core that
-    nearly every quantized model calls (``_mk4`` on AVX-512, ``_cols_pairs`` on AVX2; the core
-    calls them through their addresses, :func:`nnsim.kernels._gemm_int.micro_kernels`):
-    :mod:`nnsim.tools.warmup`'s child does this first, while the first invoke compiles what
-    its first layers need, which then loads it from the cache. One the invoke is compiling
-    meanwhile (claimed, :mod:`nnsim.kernels._claims`) is skipped. Returns how many ran (0 or
-    1). (The float core's come last: :func:`compile_float_micro_kernels`.)"""
+def compile_micro_kernels(couts=()) -> int:
+    """Compile (or load from numba's cache) the micro-kernels of the integer GEMM core (the
+    core calls them through their addresses, :func:`nnsim.kernels._gemm_int.micro_kernels`):
+    the whole-tile one, which nearly every quantized model calls and the longest compilation
+    of all (``_mk4`` on AVX-512, ``_cols_pairs`` on AVX2), then the ones convolutions of
+    ``couts`` output channels call besides (``_mk2``, ``_mk1``). :mod:`nnsim.tools.warmup`'s
+    child does this first, while the first invoke compiles what its first layers need: the
+    invoke, binding its layers, then loads them from the cache. (Left to the child's
+    operations, ``_mk1`` of the COCO SSD's box predictors came last, and the invoke waited
+    1.3 s for it at its end.) One the invoke is compiling meanwhile (claimed,
+    :mod:`nnsim.kernels._claims`) is skipped. Returns how many were compiled or loaded. (The
+    float core's come last: :func:`compile_float_micro_kernels`.)"""
     if not JIT_ENABLED:
         return 0
-    try:
-        _gemm_int.micro_kernels(_TILE, np.uint32)
-    except Claimed:
-        return 0
-    return 1
+    return _gemm_int.compile_micro_kernels([_TILE, *couts])
 
 
 def compile_float_micro_kernels(couts) -> int:

@@ -8,7 +8,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels.gemm import compile_float_micro_kernels, compile_micro_kernels
-from nnsim.ops.executor import conv_variant, float_conv_channels, is_quantized_conv, warm_up_steps
+from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
+                                quant_conv_channels, warm_up_steps)
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.schema import TensorType
 
@@ -23,16 +24,18 @@ def warm_up(interp) -> int:
     for a convolution, ``executor.conv_variant``) once on zero inputs, except the kind an
     invoke meets first, kinds an invoke meets last first: what the first invoke will need
     later gets compiled (and cached) while that invoke compiles what it needs now. Before
-    them, when the plan has a quantized convolution, the integer GEMM core's whole-tile
-    micro-kernel (``kernels.gemm.compile_micro_kernels``, the longest compilation of all):
-    the invoke, binding its layers, then loads it from the cache. After them, the float GEMM
+    them, when the plan has a quantized convolution, the integer GEMM core's micro-kernels
+    (``kernels.gemm.compile_micro_kernels``): the whole-tile one, the longest compilation of
+    all, then those the channel counts of the plan's quantized convolutions call besides;
+    the invoke, binding its layers, then loads them from the cache. After them, the float GEMM
     core's micro-kernels for the channel counts of the plan's float convolutions
     (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
     invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
     stateful nodes run on zeros, buffers are overwritten. Returns how many operations ran."""
     units: dict = {}   # kind -> warm(), in run order
     quantized_conv = False
-    float_couts: set = set()   # output channels of float convolutions (GEMM core)
+    quant_couts: set = set()   # output channels of quantized convolutions (GEMM core)
+    float_couts: set = set()   # and of float ones
     for item, builtin, inputs, outputs, _, _ in interp._build_steps():
         if builtin is None:
             kernel = interp.delegation.kernels[item.index]
@@ -40,6 +43,7 @@ def warm_up(interp) -> int:
                 for kind, warm in warm_up_steps(model):
                     units.setdefault(("nnapi",) + kind, warm)
                     quantized_conv |= is_quantized_conv(kind)
+                quant_couts |= quant_conv_channels(model)
                 float_couts |= float_conv_channels(model)
             continue
         types = tuple(interp._sg.tensors[i].type for i in inputs if i >= 0)
@@ -49,13 +53,15 @@ def warm_up(interp) -> int:
         variant = None if shapes is None else conv_variant(*shapes)
         units.setdefault(("tflite", name, types, variant),
                          partial(_warm_node, interp, builtin, inputs))
-        quantized_conv |= (name == "Conv2D" and len(types) >= 2
-                           and {types[0], types[1]} <= _QUANT8)
-        if (name == "Conv2D" and variant is not None and not variant[2]
-                and types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)):
-            float_couts.add(int(shapes[2][3]))
+        quantized = name == "Conv2D" and len(types) >= 2 and {types[0], types[1]} <= _QUANT8
+        quantized_conv |= quantized
+        if name == "Conv2D" and variant is not None and not variant[2]:
+            if quantized:
+                quant_couts.add(int(shapes[2][3]))
+            elif types[0] in (TensorType.FLOAT32, TensorType.FLOAT16):
+                float_couts.add(int(shapes[2][3]))
     if quantized_conv:
-        compile_micro_kernels()
+        compile_micro_kernels(quant_couts)
     ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])
     compile_float_micro_kernels(float_couts)
     return ran

@@ -83,21 +83,49 @@ def _warm_up_recording(path, delegated, events, monkeypatch) -> int:
     return interp._warm_up()
 
 
-@pytest.mark.parametrize("name, quantized", [
-    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", True), (MODEL, False)])
+@pytest.mark.parametrize("name, couts", [
+    # MobileNet v1 1.0: convolutions of 32 (the first), 64, 128, 256, 512 and 1024 channels;
+    # the classifier's 1001 channels are one pixel (the matrix-vector loops)
+    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", {32, 64, 128, 256, 512, 1024}),
+    (MODEL, None)])   # float
 @pytest.mark.parametrize("delegated", [True, False])
 def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, monkeypatch,
-                                                               name, quantized, delegated):
+                                                               name, couts, delegated):
     """A plan with a quantized CONV_2D (NNAPI operation or TFLite node): the integer GEMM
-    core's whole-tile micro-kernel is compiled before any operation runs; a float plan leaves
-    it."""
+    core's micro-kernels of every quantized convolution's channel count are compiled before
+    any operation runs; a float plan leaves them."""
     events = []
-    monkeypatch.setattr(warm_up_module, "compile_micro_kernels", lambda: events.append("micro"))
+    monkeypatch.setattr(warm_up_module, "compile_micro_kernels",
+                        lambda channels: events.append(("micro", set(channels))))
     assert _warm_up_recording(shared_models / name, delegated, events, monkeypatch) > 0
-    if quantized:
-        assert events[0] == "micro" and events.count("micro") == 1
+    if couts is not None:
+        assert events[0] == ("micro", couts) and events.count(("micro", couts)) == 1
     else:
-        assert "micro" not in events
+        assert not [e for e in events if e[0] == "micro"]
+
+
+def test_micro_kernels_of_the_channel_counts_compiled_skipping_a_claimed_one(monkeypatch):
+    """``compile_micro_kernels`` compiles the whole-tile micro-kernel, then each other one a
+    channel count calls (AVX-512: 40 channels, a 32- and a 16-channel column: ``_mk2`` and
+    ``_mk1``), each once, skipping the one the invoke is compiling (claimed)."""
+    from nnsim.kernels import _gemm_int, gemm
+    from nnsim.kernels._claims import Claimed
+    if not JIT_ENABLED:
+        assert gemm.compile_micro_kernels([40]) == 0
+        return
+    seen = []
+
+    def native_address(fn, codes):
+        seen.append(fn.__name__)
+        if fn.__name__ == "_mk2":
+            raise Claimed("_mk2")
+        return 1
+    monkeypatch.setattr(_gemm_int, "native_address", native_address)
+    done = gemm.compile_micro_kernels([40, 16, 40])
+    if _gemm_int._PAIRS:   # AVX2: one micro-kernel for every channel count
+        assert (done, seen) == (1, ["_cols_pairs"])
+    else:
+        assert (done, seen) == (2, ["_mk4", "_mk2", "_mk1"])
 
 
 @pytest.mark.parametrize("name, couts", [
