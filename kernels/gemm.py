@@ -68,6 +68,24 @@ def compile_micro_kernels(couts=()) -> int:
     return _gemm_int.compile_micro_kernels([_TILE, *couts])
 
 
+def compile_padded_copy() -> int:
+    """Compile (or load) :func:`nnsim.kernels._gemm_common._fill_padded`, which a convolution
+    with a window copies its input with (padded) before its core, on one thread: the first
+    layer of nearly every CNN, right after its micro-kernel. :mod:`nnsim.tools.warmup`'s
+    child does this before anything else when the plan has such a convolution, so that the
+    invoke loads it there instead of compiling it between its first micro-kernel and core.
+    One compilation serves every element type (byte views); claimed by the invoke, it is
+    skipped. Returns how many were compiled or loaded (0 or 1)."""
+    if not JIT_ENABLED:
+        return 0
+    try:   # the types of the call QuantGemmPlan / FloatGemmPlan bind, on nothing (no rows)
+        _fill_padded(np.zeros((1, 1, 1, 1), np.uint8), 1, 1, 0, 0, np.uint8(0),
+                     np.zeros(1, np.uint8), 0, 0)
+    except Claimed:
+        return 0
+    return 1
+
+
 def compile_float_micro_kernels(couts) -> int:
     """Compile (or load) the float GEMM core's micro-kernels that float convolutions of
     ``couts`` output channels call (:func:`nnsim.kernels._gemm_float.micro_kernels`; a layer

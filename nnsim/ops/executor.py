@@ -455,6 +455,19 @@ _QUANT8 = (OperandType.TENSOR_QUANT8_ASYMM, OperandType.TENSOR_QUANT8_ASYMM_SIGN
 _QUANT8_FILTERS = _QUANT8 + (OperandType.TENSOR_QUANT8_SYMM_PER_CHANNEL,)
 
 
+def is_windowed_conv(kind) -> bool:
+    """Whether a kind of :func:`warm_up_steps` is a CONV_2D with a window or a stride and more
+    than one output pixel: the GEMM core then reads a padded copy of its input
+    (``kernels.gemm.compile_padded_copy``)."""
+    return kind[0] == OperationCode.CONV_2D and windowed_variant(kind[2])
+
+
+def windowed_variant(variant) -> bool:
+    """Whether a convolution of this :func:`conv_variant` has a window or a stride (not a
+    1x1 filter at stride 1) and more than one output pixel."""
+    return variant is not None and not variant[2] and (variant[0], variant[1]) != ((1, 1), (1, 1))
+
+
 def is_quantized_conv(kind) -> bool:
     """Whether a kind of :func:`warm_up_steps` is a quantized CONV_2D (the integer GEMM core
     runs it)."""

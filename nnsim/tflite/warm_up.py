@@ -7,9 +7,11 @@ from functools import partial
 
 import numpy as np
 
-from nnsim.kernels.gemm import compile_float_micro_kernels, compile_micro_kernels
+from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_micro_kernels,
+                                compile_padded_copy)
 from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
-                                quant_conv_channels, warm_up_steps)
+                                is_windowed_conv, quant_conv_channels, warm_up_steps,
+                                windowed_variant)
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.schema import TensorType
 
@@ -23,17 +25,20 @@ def warm_up(interp) -> int:
     operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin, input types and,
     for a convolution, ``executor.conv_variant``) once on zero inputs, except the kind an
     invoke meets first, kinds an invoke meets last first: what the first invoke will need
-    later gets compiled (and cached) while that invoke compiles what it needs now. Before
-    them, when the plan has a quantized convolution, the integer GEMM core's micro-kernels
-    (``kernels.gemm.compile_micro_kernels``): the whole-tile one, the longest compilation of
-    all, then those the channel counts of the plan's quantized convolutions call besides;
-    the invoke, binding its layers, then loads them from the cache. After them, the float GEMM
-    core's micro-kernels for the channel counts of the plan's float convolutions
+    later gets compiled (and cached) while that invoke compiles what it needs now.
+
+    Before them, when the plan has a convolution with a window, the padded copy of its input
+    (``kernels.gemm.compile_padded_copy``), which the invoke's first layer needs right after
+    its micro-kernel; then, when the plan has a quantized convolution, the integer GEMM core's
+    micro-kernels (``kernels.gemm.compile_micro_kernels``): the whole-tile one, the longest
+    compilation of all, then those the channel counts of the plan's quantized convolutions
+    call besides. The invoke, binding its layers, loads them from the cache. After them, the
+    float GEMM core's micro-kernels for the channel counts of the plan's float convolutions
     (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
     invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
     stateful nodes run on zeros, buffers are overwritten. Returns how many operations ran."""
     units: dict = {}   # kind -> warm(), in run order
-    quantized_conv = False
+    quantized_conv = windowed_conv = False
     quant_couts: set = set()   # output channels of quantized convolutions (GEMM core)
     float_couts: set = set()   # and of float ones
     for item, builtin, inputs, outputs, _, _ in interp._build_steps():
@@ -43,6 +48,7 @@ def warm_up(interp) -> int:
                 for kind, warm in warm_up_steps(model):
                     units.setdefault(("nnapi",) + kind, warm)
                     quantized_conv |= is_quantized_conv(kind)
+                    windowed_conv |= is_windowed_conv(kind)
                 quant_couts |= quant_conv_channels(model)
                 float_couts |= float_conv_channels(model)
             continue
@@ -55,11 +61,14 @@ def warm_up(interp) -> int:
                          partial(_warm_node, interp, builtin, inputs))
         quantized = name == "Conv2D" and len(types) >= 2 and {types[0], types[1]} <= _QUANT8
         quantized_conv |= quantized
+        windowed_conv |= name == "Conv2D" and windowed_variant(variant)
         if name == "Conv2D" and variant is not None and not variant[2]:
             if quantized:
                 quant_couts.add(int(shapes[2][3]))
             elif types[0] in (TensorType.FLOAT32, TensorType.FLOAT16):
                 float_couts.add(int(shapes[2][3]))
+    if windowed_conv:
+        compile_padded_copy()
     if quantized_conv:
         compile_micro_kernels(quant_couts)
     ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])

@@ -486,6 +486,38 @@ def test_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_path):
     assert counts == (["1,0,0", "1,0,0", "1,0,1", "1,1,1"] if vnni else ["1"] * 4), counts
 
 
+_PADDED_COPY = r"""
+import numpy as np
+from nnsim.kernels import conv, gemm
+from nnsim.kernels._gemm_common import _fill_padded
+assert gemm.compile_padded_copy() == 1
+counts = [len(_fill_padded.signatures)]
+g = dict(stride_h=2, stride_w=2, pad_top=1, pad_bottom=1, pad_left=1, pad_right=1)
+for dt in (np.uint8, np.int8):
+    conv.conv_2d(np.zeros((1, 7, 7, 3), dt), np.ones((32, 3, 3, 3), dt), None, **g,
+                 in_scale=0.1, w_scales=np.array([0.02]), out_scale=0.2)
+    counts.append(len(_fill_padded.signatures))
+conv.conv_2d(np.ones((1, 7, 7, 3), np.float32), np.ones((8, 3, 3, 3), np.float32), None, **g)
+counts.append(len(_fill_padded.signatures))
+print(*counts)
+"""
+
+
+@pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
+@pytest.mark.parametrize("cpu", ["host", "haswell"])
+def test_padded_copy_compiled_ahead_is_the_one_convolutions_run(cpu, tmp_path):
+    """``compile_padded_copy`` (the cold start's child, first) compiles the variant of the
+    padded copy that 3x3 stride-2 convolutions of uint8, int8 and float32 then call: one
+    variant in all, none compiled after it."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    if cpu != "host":
+        env["NUMBA_CPU_NAME"] = cpu
+    out = subprocess.run([sys.executable, "-c", _PADDED_COPY], capture_output=True, text=True,
+                         env=env, timeout=900)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["1"] * 4, out.stdout
+
+
 _FLOAT_MICRO_KERNELS_NEEDED = r"""
 import numpy as np
 from nnsim.kernels import _gemm_float as f, conv

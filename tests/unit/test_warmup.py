@@ -104,6 +104,38 @@ def test_warm_up_compiles_the_integer_gemm_micro_kernels_first(shared_models, mo
         assert not [e for e in events if e[0] == "micro"]
 
 
+@pytest.mark.parametrize("name, windowed", [
+    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", True),   # first layer 3x3 stride 2
+    (MODEL, True),                                                # the same, float
+    ("ad01_int8.tflite", False)])                                 # FULLY_CONNECTED only
+@pytest.mark.parametrize("delegated", [True, False])
+def test_warm_up_compiles_the_padded_copy_before_anything_else(shared_models, monkeypatch,
+                                                               name, windowed, delegated):
+    """A plan with a convolution that has a window or a stride: the child compiles the
+    padded copy of its input first (the invoke's first layer needs it right after its
+    micro-kernel); a plan without one leaves it."""
+    events = []
+    monkeypatch.setattr(warm_up_module, "compile_padded_copy", lambda: events.append("padded"))
+    monkeypatch.setattr(warm_up_module, "compile_micro_kernels",
+                        lambda channels: events.append("micro"))
+    ran = _warm_up_recording(shared_models / name, delegated, events, monkeypatch)
+    if windowed:
+        assert ran > 0 and events[0] == "padded" and events.count("padded") == 1
+    else:   # (one kind of operation, the invoke's own: the child runs none)
+        assert "padded" not in events
+
+
+def test_windowed_convolutions():
+    """1x1 at stride 1 reads its input in place; a window or a stride needs the padded copy;
+    one output pixel runs the matrix-vector loops (no copy); an unknown shape is none."""
+    assert executor.windowed_variant(((3, 3), (2, 2), False))
+    assert executor.windowed_variant(((3, 3), (1, 1), False))
+    assert executor.windowed_variant(((1, 1), (2, 2), False))
+    assert not executor.windowed_variant(((1, 1), (1, 1), False))
+    assert not executor.windowed_variant(((7, 7), (7, 7), True))
+    assert not executor.windowed_variant(None)
+
+
 def test_micro_kernels_of_the_channel_counts_compiled_skipping_a_claimed_one(monkeypatch):
     """``compile_micro_kernels`` compiles the whole-tile micro-kernel, then each other one a
     channel count calls (AVX-512: 40 channels, a 32- and a 16-channel column: ``_mk2`` and
