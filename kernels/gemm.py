@@ -69,13 +69,14 @@ def compile_micro_kernels(couts=()) -> int:
 
 
 def compile_padded_copy() -> int:
-    """Compile (or load) :func:`nnsim.kernels._gemm_common._fill_padded`, which a convolution
-    with a window copies its input with (padded) before its core, on one thread: the first
-    layer of nearly every CNN, right after its micro-kernel. :mod:`nnsim.tools.warmup`'s
-    child does this before anything else when the plan has such a convolution, so that the
-    invoke loads it there instead of compiling it between its first micro-kernel and core.
-    One compilation serves every element type (byte views); claimed by the invoke, it is
-    skipped. Returns how many were compiled or loaded (0 or 1)."""
+    """Compile (or load) :func:`nnsim.kernels._gemm_common._fill_padded`: the padded copy of
+    its input that a convolution with a window or a stride makes before its core, on one
+    thread (the first layer of nearly every CNN, right after its micro-kernel).
+    :mod:`nnsim.tools.warmup`'s child does this before anything else when the plan has such
+    a convolution, so that the invoke loads it there instead of compiling it between its
+    first micro-kernel and its core. One compilation serves every element type (byte
+    views); claimed by the invoke, it is skipped. Returns how many were compiled or loaded
+    (0 or 1)."""
     if not JIT_ENABLED:
         return 0
     try:   # the types of the call QuantGemmPlan / FloatGemmPlan bind, on nothing (no rows)
