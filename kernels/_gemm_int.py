@@ -146,11 +146,10 @@ def compile_micro_kernels(couts, qp_dtype=np.uint32) -> int:
     (:func:`micro_kernels`), the whole-tile one first, skipping one the other process is
     compiling (:class:`nnsim.kernels._claims.Claimed`). Returns how many were compiled or
     loaded here."""
-    called = [_micro_kernels_called(cout) for cout in couts]
-    fns = [next((c[i] for c in called if c[i] is not None), None) for i in range(3)]
+    called = {fn for cout in couts for fn in _micro_kernels_called(cout)}
     codes = _micro_kernel_codes(qp_dtype)
     done = 0
-    for fn in filter(None, fns):
+    for fn in [fn for fn in ((_cols_pairs,) if _PAIRS else (_mk4, _mk2, _mk1)) if fn in called]:
         try:
             native_address(fn, codes)
         except Claimed:

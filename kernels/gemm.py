@@ -59,8 +59,8 @@ def compile_micro_kernels(couts=()) -> int:
     ``couts`` output channels call besides (``_mk2``, ``_mk1``). :mod:`nnsim.tools.warmup`'s
     child does this first, while the first invoke compiles what its first layers need: the
     invoke, binding its layers, then loads them from the cache. (Left to the child's
-    operations, ``_mk1`` of the COCO SSD's box predictors came last, and the invoke waited
-    1.3 s for it at its end.) One the invoke is compiling meanwhile (claimed,
+    operations, the COCO SSD's ``_mk1`` came with one the child reached last, and the invoke
+    waited 1.3 s for it at its end.) One the invoke is compiling meanwhile (claimed,
     :mod:`nnsim.kernels._claims`) is skipped. Returns how many were compiled or loaded. (The
     float core's come last: :func:`compile_float_micro_kernels`.)"""
     if not JIT_ENABLED:
