@@ -26,10 +26,9 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (njit, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
-                                vi_load_t4, vi_lshr, vi_or, vi_pack8q, vi_requantqb,
-                                vi_requantqr, vi_shl, vi_splat, vi_store, vi_store4, vi_xor,
-                                vq_load)
+from nnsim.kernels._jit import (lesser, njit, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
+                                vi_load_t4, vi_lshr, vi_or, vi_pack8q, vi_requantqb, vi_requantqr,
+                                vi_shl, vi_splat, vi_store, vi_store4, vi_xor, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes", "compact_ring_bytes"]
 
@@ -155,8 +154,8 @@ def _compact(xb, base, iy, h, w, pl, cout, c_lo, c_hi, flip, ring, d, npx, rl):
     bytes ``ring[0:16]`` outside the image. Each pixel's channels are read in turn (the input
     row once, in order)."""
     inside = 0 <= iy < h
-    start = min(pl, npx) if inside else npx   # pixels start:stop are the image's
-    stop = min(pl + w, npx) if inside else npx
+    start = lesser(pl, npx) if inside else npx   # pixels start:stop are the image's
+    stop = lesser(pl + w, npx) if inside else npx
     row = base + (iy * w - pl) * cout
     for c in range(c_lo, c_hi, 16):
         g = d + (c - c_lo) // 16 * rl
@@ -207,7 +206,7 @@ def _dw_s2_part(xb, dims, w3, qp, prm, out, out_shape, cpad, ring, r_lo, r_hi, c
         _compact(xb, base, iy + 2, h, w, pl, cout, c_lo, c_hi, flip, ring, s2, npx, rl)
         o0 = r * out_w * cout
         for c in range(c_lo, c_hi, 16):
-            count = min(16, cout - c)
+            count = lesser(16, cout - c)
             w0, w1, w2 = vi_load(w3, c), vi_load(w3, cpad + c), vi_load(w3, 2 * cpad + c)
             q = vq_load(qp, c, cpad)
             bias = vi_load(qp, c)

@@ -26,8 +26,8 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_copy
 from nnsim.kernels._gemm_common import _TILE, _store8
-from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add, vi_bcast4,
-                                vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
+from nnsim.kernels._jit import (lesser, njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add,
+                                vi_bcast4, vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
 from nnsim.kernels._native import call_native
 
 
@@ -230,7 +230,7 @@ def _cols_pairs(wide, rbw, n, span, kh, gpr, wp, groups, qp, c_lo, c_hi, cpad, e
     c0 = c_lo
     woff = (c_lo // _TILE) * groups * 256
     while c0 < c_hi:
-        ncol = min(4, (cout - c0 + 15) // 16)
+        ncol = lesser(4, (cout - c0 + 15) // 16)
         for c in range(ncol):
             cc = c0 + 16 * c
             _col_pairs(wide, rbw, n, span, kh, gpr, wp, woff + groups * 64 * c, qp, cc, cpad,

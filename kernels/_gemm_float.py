@@ -10,9 +10,9 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import (_BLOCK, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER, _ROWS,
                                         _fill_part_rows, _gather, _row_bases)
-from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
-                                vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast,
-                                vh_load, vh_store, vh_zero)
+from nnsim.kernels._jit import (SIMD_MODE, lesser, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
+                                vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
+                                vh_store, vh_zero)
 from nnsim.kernels._native import call_native, native_address
 
 
@@ -44,7 +44,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
     # length: a part's rb is a row of threads.per_part, padded to whole pages)
     block = _BLOCK if mode == _GATHER else _FLOAT_BLOCK
     for p0 in range(p_lo, p_hi, block):
-        n = min(block, p_hi - p0)
+        n = lesser(block, p_hi - p0)
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
         _row_bases(geo, p0, n, out_h, out_w, rb)
@@ -52,7 +52,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
             # the input the next block reads, assumed to follow this block's as far again
             # (the first block's own too)
             first, end = rb[0], rb[n - 1] + (kh - 1) * dy + seg
-            for e in range(first if p0 == p_lo else end, min(2 * end - first, src.size), 16):
+            for e in range(first if p0 == p_lo else end, lesser(2 * end - first, src.size), 16):
                 vb_prefetch(src, e)
         if _AVX2:
             _fcols_avx2(src, rb, n, dy, kh, seg, wp, c_lo * k, bias, c_lo, c_hi, lo, hi, oflat,
@@ -61,7 +61,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
         c0 = c_lo
         woff = c_lo * k
         while c0 < c_hi:   # tiles of _FLOAT_COLS columns (gemm.pack_weights)
-            ncol = min(_FLOAT_COLS, (cout - c0 + 15) // 16)
+            ncol = lesser(_FLOAT_COLS, (cout - c0 + 15) // 16)
             stride = ncol * 16
             _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi,
                        oflat, p0 * cout + c0, cout, scratch, mks)
@@ -234,7 +234,7 @@ def _fh6x16_col(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o
     (benchmarks/README.md, "Sixteenth session")."""
     rbv = rb[j0:]
     for jj in range(0, n - j0, 6):
-        rows = min(6, n - j0 - jj)
+        rows = lesser(6, n - j0 - jj)
         o = o0 + (j0 + jj) * cout
         r0, r1, r2 = rbv[jj], rbv[jj + 1], rbv[jj + 2]
         r3, r4, r5 = rbv[jj + 3], rbv[jj + 4], rbv[jj + 5]
@@ -310,7 +310,7 @@ def _fk4(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv
     """``n`` pixels, 4 at a time, x 64 channels, float: taps one at a time in k order from 0.0
     (fused when :data:`nnsim.kernels._jit.FMA`)."""
     for j in range(0, n, _ROWS):
-        rows = min(_ROWS, n - j)
+        rows = lesser(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
         a00, a01, a02, a03 = vf_zero(), vf_zero(), vf_zero(), vf_zero()
@@ -453,7 +453,7 @@ def _fh12x8(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout,
 def _fh1x8(src, rb, j0, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, cv):
     """:func:`_fk8x1` for at most 8 channels, in 8-lane vectors, from pixel ``j0``."""
     for j in range(j0, n, 8):
-        rows = min(8, n - j)
+        rows = lesser(8, n - j)
         o = o0 + j * cout
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
@@ -499,7 +499,7 @@ def _fk8x2(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, 
     per 16 pixels of one column, MobileNet's 16- and 32-channel 1x1 layers took 1.3-1.6x as
     long). Each sum is :func:`_fk4`'s sequence."""
     for j in range(0, n, 8):
-        rows = min(8, n - j)
+        rows = lesser(8, n - j)
         o = o0 + j * cout
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]
@@ -546,7 +546,7 @@ def _fk8x1(src, rb, n, dy, kh, seg, wp, wo, ws, bias, c, lo, hi, out, o0, cout, 
            scratch):
     """:func:`_fk8x2` for one column of 16 channels."""
     for j in range(0, n, 8):
-        rows = min(8, n - j)
+        rows = lesser(8, n - j)
         o = o0 + j * cout
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         r4, r5, r6, r7 = rb[j + 4], rb[j + 5], rb[j + 6], rb[j + 7]

@@ -9,10 +9,10 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_part_rows,
                                         _gather, _row_bases, _store8)
-from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4,
-                                vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
-                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n,
-                                vi_store4, vi_xor, vq_load)
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, empty, lesser, njit, vb_sum64, vi_add,
+                                vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
+                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n, vi_store4,
+                                vi_xor, vq_load, zeros)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._native import call_native, native_address
 
@@ -76,7 +76,7 @@ def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, 
     src = cols if mode == _GATHER else x
     step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
     for p0 in range(p_lo, p_hi, _BLOCK):
-        n = min(_BLOCK, p_hi - p0)
+        n = lesser(_BLOCK, p_hi - p0)
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
         _row_bases(geo, p0, n, out_h, out_w, rb)
@@ -92,7 +92,7 @@ def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, 
         c0 = c_lo
         woff = (c_lo // _TILE) * groups * 256
         while c0 < c_hi:
-            ncol = min(4, (cout - c0 + 15) // 16)
+            ncol = lesser(4, (cout - c0 + 15) // 16)
             _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, qp, c0, cpad, ex,
                        out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch, mks)
             woff += groups * ncol * 64
@@ -113,7 +113,7 @@ def _row_sums(src, rb, n, kh, seg, dy, sx, flip):
             # last 16 of 32 bytes took 40 cycles a pixel (DeepLab's 257x257x32 -> 16 layer:
             # 1466 -> 477 us without the sums, AVX-512)
             while i < end and i + 64 <= size:
-                total += vb_sum64(src, i, f, min(64, end - i))
+                total += vb_sum64(src, i, f, lesser(64, end - i))
                 i += 64
             for i in range(i, end):   # the array's last bytes (64 from i would pass its end)
                 total += np.int64(src[i] ^ f)
@@ -220,7 +220,7 @@ def _mk4(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
     b0, b1, b2, b3 = vi_load(qp, c), vi_load(qp, c + 16), vi_load(qp, c + 32), \
         vi_load(qp, c + 48)
     for j in range(0, n, _ROWS):
-        rows = min(_ROWS, n - j)
+        rows = lesser(_ROWS, n - j)
         if rows == 1:   # a last pixel alone: its 4 sums only (7x7 layers: 49 = 12 * 4 + 1)
             _mk4_one(src, rb[j], ex[j], dy, kh, gpr, wp, wo, ws, qp, c, cpad, zp, lo, hi,
                      out, o0 + j * cout, cv, scratch)
@@ -332,7 +332,7 @@ def _mk2(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
     m = vi_load(scratch, _MASK)   # the input XOR mask (see _MASK)
     b0, b1 = vi_load(qp, c), vi_load(qp, c + 16)
     for j in range(0, n, _ROWS):
-        rows = min(_ROWS, n - j)
+        rows = lesser(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
         e0, e1, e2, e3 = _extras(ex, j, rows)
@@ -426,7 +426,7 @@ def _mk1(src, rb, n, dy, kh, gpr, wp, wo, ws, qp, c, cpad, ex, zp, lo, hi,
                                 vi_requantqr(a7, q), zp, lo, hi), out, o + 4 * cout, cout)
             j += 8
     for j in range(j, n, _ROWS):
-        rows = min(_ROWS, n - j)
+        rows = lesser(_ROWS, n - j)
         r0, r1, r2, r3 = rb[j], rb[j + 1], rb[j + 2], rb[j + 3]
         o = o0 + j * cout
         e0, e1, e2, e3 = _extras(ex, j, rows)
@@ -465,11 +465,11 @@ def _requantize_core(acc, qp, zp, lo, hi, out):
     cpad = qp.size // QP_ROWS
     flat = acc.reshape(-1)
     oflat = out.reshape(-1)
-    scratch = np.empty(16, np.uint8)
-    buf = np.zeros(16, np.int32)
+    scratch = empty(16, np.uint8)
+    buf = zeros(16, np.int32)
     for r in range(rows):
         for c in range(0, cout, 16):
-            n = min(16, cout - c)
+            n = lesser(16, cout - c)
             for j in range(n):   # not a slice assignment (see elementwise._quant_range)
                 buf[j] = flat[r * cout + c + j]
             _emit(vi_add(vi_load(buf, 0), vi_load(qp, c)), qp, c, cpad, zp, lo, hi, oflat,

@@ -19,7 +19,7 @@ from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
 from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE, _store8
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
-from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_bcast, vf_load,
+from nnsim.kernels._jit import (SIMD_MODE, empty, lesser, njit, vb_prefetch, vf_bcast, vf_load,
                                 vf_muladd, vf_zero, vi_add, vi_bcast4, vi_dpbusd, vi_load,
                                 vi_pack8q, vi_requantb, vi_requantr, vi_splat, vi_store, vi_xor)
 
@@ -48,7 +48,7 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
     if SIMD_MODE == "avx2":   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
         c = c_lo
         while c < c_hi:
-            ncol = min(4, (cout - c + 15) // 16)
+            ncol = lesser(4, (cout - c + 15) // 16)
             p = (c // _TILE) * groups * 256
             if ncol == 4:
                 _gemv_tile(x, groups, wp, p, xflip != 0, qp, c, cpad, extra, zp, lo, hi, out,
@@ -69,7 +69,7 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
                   out)
             c += 2 * _TILE
         else:   # one tile, column by column (16 channels per chain)
-            ncol = min(4, (cout - c + 15) // 16)
+            ncol = lesser(4, (cout - c + 15) // 16)
             for col in range(ncol):
                 a = vi_add(vi_load(qp, c + 16 * col), e)
                 p = (c // _TILE) * groups * 256 + 64 * col
@@ -126,14 +126,14 @@ def _float_gemv(x, geo, wp, bias, clamp, out, c_lo, c_hi):
     k = geo[10] * geo[11]
     lo, hi = clamp[0], clamp[1]
     cout = out.size
-    scratch = np.empty(16, np.float32)
+    scratch = empty(16, np.float32)
     c = c_lo
     while c < c_hi:
         if c + 2 * _TILE <= c_hi:   # 128 channels: 8 chains
             _fpair(x, k, wp, c * k, bias, c, lo, hi, out, scratch)
             c += 2 * _TILE
         else:   # one tile of _FLOAT_COLS columns (gemm.pack_weights)
-            ncol = min(_FLOAT_COLS, (cout - c + 15) // 16)
+            ncol = lesser(_FLOAT_COLS, (cout - c + 15) // 16)
             for col in range(ncol):
                 a = vf_zero()
                 p = c * k + 16 * col

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (
     FUSE_RELU,
     FUSE_RELU1,
@@ -147,7 +147,7 @@ def logistic_table(dtype, in_scale, in_zp, out_scale, out_zp):
 @njit
 def _clamp_float_core(x, lo, hi, out):
     for i in range(x.size):
-        out[i] = min(max(x[i], lo), hi)
+        out[i] = lesser(greater(x[i], lo), hi)
     return out
 
 
@@ -155,7 +155,7 @@ def _clamp_float_core(x, lo, hi, out):
 def _relu_quant_core(x, in_zp, m, s, out_zp, lo, hi, out):
     for i in range(x.size):
         v = out_zp + multiply_by_quantized_multiplier(np.int64(x[i]) - in_zp, m, s)
-        out[i] = min(max(v, lo), hi)
+        out[i] = lesser(greater(v, lo), hi)
     return out
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, njit
 
 __all__ = ["arg_max", "arg_min"]
 
@@ -99,16 +99,16 @@ def _arg8_core(data, xor, out):
         for o in range(outer):
             m = 0
             for k in range(size):
-                m = max(m, (np.int64(flat[o * size + k] ^ xor) << 24) | (low - k))
+                m = greater(m, (np.int64(flat[o * size + k] ^ xor) << 24) | (low - k))
             out[o, 0] = low - (m & low)
         return out
-    best = np.empty(inner, np.int64)
+    best = empty(inner, np.int64)
     for o in range(outer):
         for i in range(inner):   # (not best[:] = 0: a slice assignment compiles more)
             best[i] = 0
         for k in range(size):
             for i in range(inner):
-                best[i] = max(best[i], (np.int64(data[o, k, i] ^ xor) << 24) | (low - k))
+                best[i] = greater(best[i], (np.int64(data[o, k, i] ^ xor) << 24) | (low - k))
         for i in range(inner):
             out[o, i] = low - (best[i] & low)
     return out

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier,
                                        multiply_by_quantized_multiplier_single_rounding,
                                        quantize_multiplier, wrap_int32)
@@ -164,5 +164,5 @@ def _matmul_quant_core(a, bt, lhs_zp, rhs_zp, out_zp, mult, shift, single, out):
                 else:
                     v = multiply_by_quantized_multiplier(acc, mult, shift)
                 v += out_zp
-                out[b, i, j] = min(max(v, -128), 127)
+                out[b, i, j] = lesser(greater(v, -128), 127)
     return out

@@ -34,11 +34,10 @@ from nnsim.kernels._dw_pairs import (_dw_pairs_part, _dw_pairs_step, pair_ring_b
 from nnsim.kernels._dw_widened import (_dw_s2_part, _dw_s2_step, _dw_widened_part,
                                        _dw_widened_step, compact_ring_bytes, ring_bytes,
                                        widened_weights)
-from nnsim.kernels._jit import (SIMD_MODE, VBMI, njit, vf_add, vf_clamp, vf_load,
-                                vf_muladd, vf_store, vf_storen, vf_zero, vh_load, vh_store,
-                                vh_zero, vi_add, vi_dpwssd, vi_load, vi_load8, vi_pack8q,
-                                vi_requantb, vi_requantqb, vi_requantqr, vi_store4, vi_zero,
-                                vq_load)
+from nnsim.kernels._jit import (SIMD_MODE, VBMI, greater, lesser, njit, vf_add, vf_clamp, vf_load,
+                                vf_muladd, vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero,
+                                vi_add, vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb,
+                                vi_requantqb, vi_requantqr, vi_store4, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -353,7 +352,7 @@ def _dw_quant_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, qp, prm, o
     """Part ``t`` of the layer in parts (see :meth:`_Plan.bind`; :mod:`nnsim.kernels.team`):
     output rows ``parts[t, 0:2]`` (over batches) x channels ``parts[t, 2:4]``, with its own
     ring ``srcs[t]`` (one shared padded copy ``srcs[0]`` without a ring)."""
-    k = min(np.int64(t), srcs.shape[0] - 1)
+    k = lesser(np.int64(t), srcs.shape[0] - 1)
     _dw_quant_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w, qp, prm, out,
                    out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
@@ -466,7 +465,7 @@ def _two_rows(geo):
 def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, parts, t):
     """As :func:`_dw_quant_step`."""
-    k = min(np.int64(t), srcs.shape[0] - 1)
+    k = lesser(np.int64(t), srcs.shape[0] - 1)
     _dw_float_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w, bias, clamp,
                    out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
@@ -572,7 +571,7 @@ def _in_place_columns(possible, w_in, pl, stride_w, out_w):
     if not possible:
         return 0, 0
     ox_lo = (pl + stride_w - 1) // stride_w
-    ox_hi = min(out_w, (w_in - 3 + pl) // stride_w + 1) if w_in >= 3 else 0
+    ox_hi = lesser(out_w, (w_in - 3 + pl) // stride_w + 1) if w_in >= 3 else 0
     return (ox_lo, ox_hi) if ox_lo < ox_hi else (0, 0)
 
 
@@ -584,8 +583,8 @@ def _edge_rows(xb, sb, dims, slots, rows, b, iy0, cout, ox_lo, ox_hi, stride_w, 
     no whole row (a row read through the ring later is copied whole)."""
     h, w_in, pl, wp, span = dims[0], dims[1], dims[3], dims[5], dims[6]
     length = wp * cout
-    left = min(w_in, (ox_lo - 1) * stride_w + 3 - pl) if ox_lo > 0 else 0
-    right = max(left, ox_hi * stride_w - pl) if ox_hi < out_w else w_in
+    left = lesser(w_in, (ox_lo - 1) * stride_w + 3 - pl) if ox_lo > 0 else 0
+    right = greater(left, ox_hi * stride_w - pl) if ox_hi < out_w else w_in
     for ky in range(3):
         iy = iy0 + ky
         slot = iy % span

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 __all__ = ["DetectionParams", "detection_postprocess", "decode_boxes", "dequantize_scores"]
 
@@ -175,11 +175,11 @@ def _iou(boxes, i, j):
     area_j = (boxes[j, 2] - boxes[j, 0]) * (boxes[j, 3] - boxes[j, 1])
     if area_i <= zero or area_j <= zero:
         return zero
-    ymin = max(boxes[i, 0], boxes[j, 0])
-    xmin = max(boxes[i, 1], boxes[j, 1])
-    ymax = min(boxes[i, 2], boxes[j, 2])
-    xmax = min(boxes[i, 3], boxes[j, 3])
-    inter = max(np.float32(ymax - ymin), zero) * max(np.float32(xmax - xmin), zero)
+    ymin = greater(boxes[i, 0], boxes[j, 0])
+    xmin = greater(boxes[i, 1], boxes[j, 1])
+    ymax = lesser(boxes[i, 2], boxes[j, 2])
+    xmax = lesser(boxes[i, 3], boxes[j, 3])
+    inter = greater(np.float32(ymax - ymin), zero) * greater(np.float32(xmax - xmin), zero)
     return np.float32(inter / np.float32(np.float32(area_i + area_j) - inter))
 
 
@@ -187,7 +187,8 @@ def _iou(boxes, i, j):
 def _nms_core(boxes, order, iou_threshold, selected):
     n = order.size
     limit = selected.size
-    active = np.ones(n, dtype=np.bool_)
+    active = empty(n, np.bool_)
+    active[:] = True
     num_active = n
     count = 0
     for i in range(n):

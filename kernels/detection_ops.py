@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 __all__ = [
     "GAUSSIAN",
@@ -92,10 +92,10 @@ def _iou(boxes, a, b):
     """AOSP ``getIoUAxisAligned`` in float32 (0/0 gives NaN, which never suppresses)."""
     area1 = (boxes[a, 2] - boxes[a, 0]) * (boxes[a, 3] - boxes[a, 1])
     area2 = (boxes[b, 2] - boxes[b, 0]) * (boxes[b, 3] - boxes[b, 1])
-    x1 = max(boxes[a, 0], boxes[b, 0])
-    x2 = min(boxes[a, 2], boxes[b, 2])
-    y1 = max(boxes[a, 1], boxes[b, 1])
-    y2 = min(boxes[a, 3], boxes[b, 3])
+    x1 = greater(boxes[a, 0], boxes[b, 0])
+    x2 = lesser(boxes[a, 2], boxes[b, 2])
+    y1 = greater(boxes[a, 1], boxes[b, 1])
+    y2 = lesser(boxes[a, 3], boxes[b, 3])
     w = x2 - x1
     h = y2 - y1
     if w < F32(0.0):
@@ -156,7 +156,7 @@ def _nms(scores, boxes, roi_div, kind, iou_threshold, sigma, score_threshold, ma
 @njit(inner=True)
 def _sort_by_score(scores, select, n):
     """``select[:n]`` reordered by decreasing score (stable)."""
-    keys = np.empty(n, dtype=np.float32)
+    keys = empty(n, np.float32)
     for i in range(n):
         keys[i] = -scores[select[i]]
     return select[:n][np.argsort(keys, kind="mergesort")]
@@ -167,7 +167,7 @@ def _nms_multiclass(scores, num_rois, num_classes, boxes, roi_div, kind, iou_thr
                     score_threshold, nms_score_threshold, max_detections, max_per_class):
     """Per class 1..C-1 (0 is the background): candidates ``score > score_threshold`` go
     through :func:`_nms`; the union is sorted by score and cut to ``max_detections``."""
-    select = np.empty(num_rois * num_classes, dtype=np.int64)
+    select = empty(num_rois * num_classes, np.int64)
     n = 0
     for c in range(1, num_classes):
         first = n
@@ -213,7 +213,7 @@ def box_with_nms_limit(scores, rois, batches, score_threshold, max_detections, k
 def _box_with_nms_core(scores, num_classes, boxes, batches, score_threshold, max_detections,
                        kernel, iou_threshold, sigma, nms_score_threshold):
     num_rois = batches.shape[0]
-    out = np.empty(scores.shape[0], dtype=np.int64)
+    out = empty(scores.shape[0], np.int64)
     n_out = 0
     start = 0
     while start < num_rois:
@@ -231,7 +231,7 @@ def _box_with_nms_core(scores, num_classes, boxes, batches, score_threshold, max
                                 sigma, score_threshold, nms_score_threshold, max_detections,
                                 max_detections)
         # then by class (stable: scores stay decreasing within a class)
-        classes = np.empty(local.shape[0], dtype=np.int64)
+        classes = empty(local.shape[0], np.int64)
         for i in range(local.shape[0]):
             classes[i] = local[i] % num_classes
         local = local[np.argsort(classes, kind="mergesort")]
@@ -319,7 +319,7 @@ def _detection_core(scores, deltas, anchors, scale, regular, max_detections, max
                     max_per_class, iou_threshold, score_threshold, label_offset,
                     out_scores, out_boxes, out_classes, out_count):
     num_anchors, num_classes = scores.shape[1], scores.shape[2]
-    boxes = np.empty((num_anchors, 4), dtype=np.float32)
+    boxes = empty((num_anchors, 4), np.float32)
     half = F32(0.5)
     for b in range(scores.shape[0]):
         for a in range(num_anchors):
@@ -339,9 +339,9 @@ def _detection_core(scores, deltas, anchors, scale, regular, max_detections, max
                 out_classes[b, i] = select[i] % num_classes - label_offset
             out_count[b] = select.shape[0]
             continue
-        per_box = min(num_classes - 1, max_classes)
-        best = np.empty(num_anchors, dtype=np.float32)
-        select = np.empty(num_anchors, dtype=np.int64)
+        per_box = lesser(num_classes - 1, max_classes)
+        best = empty(num_anchors, np.float32)
+        select = empty(num_anchors, np.int64)
         n = 0
         for a in range(num_anchors):
             best[a] = scores[b, a, 1:].max()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import wrap_int32
 
@@ -54,7 +54,7 @@ def div(a, b, *, fuse=0):
 @njit(error_model="numpy")  # x / 0 gives inf / NaN as in C++, no exception
 def _div_float_core(a, b, lo, hi, out):
     for i in range(out.size):
-        out[i] = min(max(a[i] / b[i], lo), hi)
+        out[i] = lesser(greater(a[i] / b[i], lo), hi)
     return out
 
 

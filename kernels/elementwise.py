@@ -38,9 +38,9 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul, vi_pack8q,
-                                vi_requantq, vi_shl, vi_splat, vi_store4, vi_store8, vi_xor,
-                                vq_load)
+from nnsim.kernels._jit import (greater, lesser, njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
+                                vi_pack8q, vi_requantq, vi_shl, vi_splat, vi_store4, vi_store8,
+                                vi_xor, vq_load, zeros)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 
@@ -351,7 +351,7 @@ def _quant_range(a, b, table, prm, out, start, n):
     full = n - (n - start) % 16
     _quant_span(a, b, table, prm, out, start, full)
     if full < n:
-        ta, tb, to = np.zeros(16, a.dtype), np.zeros(16, b.dtype), np.zeros(16, np.uint8)
+        ta, tb, to = zeros(16, a.dtype), zeros(16, b.dtype), zeros(16, np.uint8)
         # element loops, not slice assignments: those compile numba's shape-mismatch error
         # formatting, 1.3 s of a cold start
         for j in range(n - full):
@@ -433,7 +433,7 @@ def _linear_range(a, b, lin, out, start, n):
     full = n - (n - start) % 64
     _linear_span(a, b, lin, out, start, full)
     if full < n:
-        ta, tb, to = np.zeros(64, a.dtype), np.zeros(64, b.dtype), np.zeros(64, np.uint8)
+        ta, tb, to = zeros(64, a.dtype), zeros(64, b.dtype), zeros(64, np.uint8)
         for j in range(n - full):   # element loops: see _quant_range
             ta[j], tb[j] = a[full + j], b[full + j]
         _linear_span(ta, tb, lin, to, np.int64(0), np.int64(64))
@@ -472,5 +472,5 @@ def _float_core(op, a, b, lo, hi, out):
             v = a[i] - b[i]
         else:
             v = a[i] * b[i]
-        out[i] = min(max(v, lo), hi)
+        out[i] = lesser(greater(v, lo), hi)
     return out

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier_single_rounding, wrap_int32
 
 __all__ = ["fully_connected_quant"]
@@ -54,7 +54,7 @@ def fully_connected_quant(x, w, bias, *, fuse=0, in_scale, in_zp=0, w_scales, w_
 def _fc_single_rounding_core(x, in_zp, w, w_zp, bias, mults, shifts, out_zp, lo, hi, out):
     batches, size = x.shape
     units = w.shape[0]
-    row = np.empty(size, dtype=np.int64)
+    row = empty(size, np.int64)
     for b in range(batches):
         row_sum = np.int64(0)
         for i in range(size):
@@ -66,5 +66,5 @@ def _fc_single_rounding_core(x, in_zp, w, w_zp, bias, mults, shifts, out_zp, lo,
                 acc += row[i] * np.int64(w[u, i])
             acc = wrap_int32(acc - w_zp * row_sum + bias[u])
             v = multiply_by_quantized_multiplier_single_rounding(acc, mults[u], shifts[u])
-            out[b, u] = min(max(v + out_zp, lo), hi)
+            out[b, u] = lesser(greater(v + out_zp, lo), hi)
     return out

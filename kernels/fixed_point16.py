@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import rounding_divide_by_pot
 
 __all__ = ["w16", "srdhm16", "rdbpot16", "srmpot16", "sat_add16", "const16",
@@ -58,7 +58,7 @@ def srmpot16(x, exponent):
 
 @njit
 def sat_add16(a, b):
-    return min(max(np.int64(a) + np.int64(b), -32768), 32767)
+    return lesser(greater(np.int64(a) + np.int64(b), -32768), 32767)
 
 
 @njit

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, wrap_int32
 
 __all__ = ["fully_connected"]
@@ -85,7 +85,7 @@ def fully_connected(
 def _fc_quant_core(x, in_zp, w, w_zp, bias, mults, shifts, out_zp, lo, hi, out):
     batches, size = x.shape
     units = w.shape[0]
-    row = np.empty(size, dtype=np.int32)
+    row = empty(size, np.int32)
     for b in range(batches):
         row_sum = np.int64(0)
         for i in range(size):
@@ -98,7 +98,7 @@ def _fc_quant_core(x, in_zp, w, w_zp, bias, mults, shifts, out_zp, lo, hi, out):
             # sum (w - w_zp) * x' == sum w * x' - w_zp * sum x'   (mod 2**32, like int32 C++)
             acc = wrap_int32(acc - w_zp * row_sum + bias[u])
             v = multiply_by_quantized_multiplier(acc, mults[u], shifts[u]) + out_zp
-            out[b, u] = min(max(v, lo), hi)
+            out[b, u] = lesser(greater(v, lo), hi)
     return out
 
 
@@ -112,5 +112,5 @@ def _fc_float_core(x, w, bias, lo, hi, out):
             for i in range(size):
                 total += x[b, i] * w[u, i]
             v = total + bias[u]
-            out[b, u] = min(max(v, lo), hi)
+            out[b, u] = lesser(greater(v, lo), hi)
     return out

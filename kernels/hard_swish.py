@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier, rounding_divide_by_pot
 
 __all__ = ["hard_swish", "hard_swish_params"]
@@ -103,7 +103,7 @@ def _sdhm16(a, b):
 @njit(inner=True)
 def _sat_shl16(v, amount):
     r = np.int64(v) * (np.int64(1) << amount)
-    return min(max(r, -32768), 32767)
+    return lesser(greater(r, -32768), 32767)
 
 
 @njit
@@ -123,5 +123,5 @@ def _hard_swish_core(x, in_zp, out_zp, m_out, e_out, m_rel, e_rel, qmin, qmax, o
         r = (r + 32768) >> 1
         o = _sdhm16(r, pre)
         o = _wrap16(rounding_divide_by_pot(o, -e_out) + out_zp)
-        out[i] = min(max(o, qmin), qmax)
+        out[i] = lesser(greater(o, qmin), qmax)
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 __all__ = ["hybrid_conv_2d", "symmetric_quantize", "pack_hybrid_filter"]
 
@@ -92,7 +92,7 @@ def _hybrid_conv_core(x, wt, factors, bias, lo, hi, stride_h, stride_w, pad_top,
     batches, in_h, in_w, cin = x.shape
     kh, kw, _, cout = wt.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(cout, dtype=np.int32)
+    acc = empty(cout, np.int32)
     for b in range(batches):
         sf = factors[b]
         for oy in range(out_h):
@@ -112,5 +112,5 @@ def _hybrid_conv_core(x, wt, factors, bias, lo, hi, stride_h, stride_w, pad_top,
                                 acc[c] += xv * wt[ky, kx, ci, c]
                 for c in range(cout):
                     v = np.float32(np.float32(acc[c]) * sf) + bias[c]
-                    out[b, oy, ox, c] = min(max(v, lo), hi)
+                    out[b, oy, ox, c] = lesser(greater(v, lo), hi)
     return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 
 __all__ = ["l2_pool_2d"]
 
@@ -61,11 +61,11 @@ def _l2_pool_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
                 for ch in range(c):
                     total = np.float32(0.0)
                     count = 0
-                    for ky in range(max(0, -y0), min(fh, h - y0)):
-                        for kx in range(max(0, -x0), min(fw, w - x0)):
+                    for ky in range(greater(0, -y0), lesser(fh, h - y0)):
+                        for kx in range(greater(0, -x0), lesser(fw, w - x0)):
                             v = x[b, y0 + ky, x0 + kx, ch]
                             total += v * v
                             count += 1
                     r = np.float32(np.sqrt(total / np.float32(count)))
-                    out[b, oy, ox, ch] = min(max(r, lo), hi)
+                    out[b, oy, ox, ch] = lesser(greater(r, lo), hi)
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, qrange, quantize_multiplier
 
 __all__ = ["leaky_relu", "leaky_relu_params"]
@@ -86,5 +86,5 @@ def _leaky_quant_core(x, in_zp, out_zp, m_id, s_id, m_a, s_a, negate, qmin, qmax
         else:
             scaled = multiply_by_quantized_multiplier(d, m_a, s_a)
             v = out_zp - scaled if negate else out_zp + scaled
-        out[i] = min(max(v, qmin), qmax)
+        out[i] = lesser(greater(v, qmin), qmax)
     return out

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit, zeros
 
 __all__ = ["local_response_normalization"]
 
@@ -102,7 +102,7 @@ def _window_core(blocks, before, after, params, out):
         for n in range(inner):
             for i in range(depth):
                 total = 0.0
-                for d in range(max(0, i - before), min(depth, i + after + 1)):
+                for d in range(greater(0, i - before), lesser(depth, i + after + 1)):
                     v = np.float64(blocks[o, d, n])
                     total = _f32(total + _f32(v * v))
                 m = _f32(np.power(_f32(bias + _f32(alpha * total)), -beta))
@@ -115,7 +115,7 @@ def _sliding_core(rows, r, params, out):
     """TFLite's optimized last-axis kernel: running float32 sum over ``alpha * x**2``."""
     n_rows, depth = rows.shape
     bias, alpha, beta = params[0], params[1], params[2]
-    padded = np.zeros(depth + 2 * r, np.float64)
+    padded = zeros(depth + 2 * r, np.float64)
     for row in range(n_rows):
         for i in range(depth):
             v = np.float64(rows[row, i])

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, njit
 
 __all__ = ["log_softmax"]
 
@@ -66,7 +66,7 @@ def _log_softmax_core(rows, beta, out):
     for r in range(n_rows):
         m = rows[r, 0]
         for i in range(1, depth):
-            m = max(m, rows[r, i])
+            m = greater(m, rows[r, i])
         total = np.float32(0.0)
         for i in range(depth):
             e = np.exp(np.float64(np.float32((rows[r, i] - m) * beta)))

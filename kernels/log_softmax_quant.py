@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (count_leading_zeros_u32, exp_on_negative_values,
                                        multiply_by_quantized_multiplier_greater_than_one,
                                        multiply_by_quantized_multiplier_smaller_than_one_exp,
@@ -83,7 +83,7 @@ def log_softmax_params(in_scale):
 
 @njit(inner=True)
 def _saturating_add(a, b):
-    return min(max(np.int64(a) + np.int64(b), -2147483648), 2147483647)
+    return lesser(greater(np.int64(a) + np.int64(b), -2147483648), 2147483647)
 
 
 @njit(inner=True)
@@ -104,8 +104,8 @@ def _log_x_for_x_greater_than_or_equal_to_1(raw, input_bits, output_bits):
     headroom_b = count_leading_zeros_u32(_srdhm(z_a, _SQRT_HALF)) - 1
     r_b = _srmbpot(z_a, headroom_b)
     pow_b = _saturating_add(_srmbpot(input_bits - headroom_b, 31 - accum_bits), -quarter)
-    r = min(r_a, r_b)
-    z_pow_2 = max(pow_a, pow_b)
+    r = lesser(r_a, r_b)
+    z_pow_2 = greater(pow_a, pow_b)
     p = rounding_half_sum(r, _SQRT_SQRT_HALF)
     q = wrap_int32(r - _SQRT_SQRT_HALF)
     q = wrap_int32(q + q)
@@ -126,7 +126,7 @@ def _log_softmax_quant_core(rows, m, left_shift, diff_min, rev_m, rev_shift, qmi
     for r in range(n_rows):
         max_in_row = np.int64(qmin)
         for c in range(depth):
-            max_in_row = max(max_in_row, np.int64(rows[r, c]))
+            max_in_row = greater(max_in_row, np.int64(rows[r, c]))
         sum_of_exps = np.int64(0)
         for c in range(depth):
             diff = np.int64(rows[r, c]) - max_in_row
@@ -137,14 +137,14 @@ def _log_softmax_quant_core(rows, m, left_shift, diff_min, rev_m, rev_shift, qmi
                     sum_of_exps + rounding_divide_by_pot(e, np.int64(_ACCUMULATION_INTEGER_BITS)))
         log_sum = _log_x_for_x_greater_than_or_equal_to_1(
             sum_of_exps, _ACCUMULATION_INTEGER_BITS, _SCALED_DIFF_INTEGER_BITS)
-        limit = max(diff_min - 1, multiply_by_quantized_multiplier_smaller_than_one_exp(
+        limit = greater(diff_min - 1, multiply_by_quantized_multiplier_smaller_than_one_exp(
             wrap_int32(log_sum - 2147483648), rev_m, rev_shift))
         for c in range(depth):
             diff = np.int64(rows[r, c]) - max_in_row
             if diff > limit:
                 scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
                 v = rounding_divide_by_pot(wrap_int32(scaled - log_sum), right) + qmax
-                out[r, c] = min(max(v, qmin), qmax)
+                out[r, c] = lesser(greater(v, qmin), qmax)
             else:
                 out[r, c] = qmin
     return out

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, njit
 
 __all__ = ["DENSE", "SPARSE", "SPARSE_DEPRECATED", "fingerprint64", "lsh_projection"]
 
@@ -84,7 +84,7 @@ def _lsh_bits_core(seeds, rows, weights, use_weights, bits):
     # One bit per seed: the sign of the (weighted) sum of the signed fingerprints of
     # seed ++ row over the rows, accumulated in double in row order as AOSP does.
     n_rows, item = rows.shape
-    key = np.empty(4 + item, dtype=np.uint8)
+    key = empty(4 + item, np.uint8)
     for k in range(seeds.shape[0]):
         key[:4] = seeds[k]
         score = 0.0

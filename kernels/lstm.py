@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
 from nnsim.kernels.rnn import _apply_activation
 
 GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = 0, 1, 2, 3
@@ -94,12 +94,12 @@ def _lstm_core(x, aux, w_in, w_aux, w_rec, peep, bias, ln, proj_w, proj_b, flags
     steps, batches, _ = x.shape
     n_cell = w_in.shape[1]
     n_out = w_rec.shape[2]
-    gi = np.zeros(n_cell, np.float32)
-    gf = np.empty(n_cell, np.float32)
-    gc = np.empty(n_cell, np.float32)
-    go = np.empty(n_cell, np.float32)
-    c_new = np.empty(n_cell, np.float32)
-    h_new = np.empty((batches, n_out), np.float32)
+    gi = zeros(n_cell, np.float32)
+    gf = empty(n_cell, np.float32)
+    gc = empty(n_cell, np.float32)
+    go = empty(n_cell, np.float32)
+    c_new = empty(n_cell, np.float32)
+    h_new = empty((batches, n_out), np.float32)
     for s in range(steps):
         t = steps - 1 - s if reverse else s
         for b in range(batches):
@@ -127,7 +127,7 @@ def _lstm_core(x, aux, w_in, w_aux, w_rec, peep, bias, ln, proj_w, proj_b, flags
                     gi[k] = np.float32(1.0) - gf[k]
                 c_new[k] = gf[k] * c_row[k] + gc[k] * gi[k]
                 if cell_clip > 0:
-                    c_new[k] = min(max(c_new[k], -cell_clip), cell_clip)
+                    c_new[k] = lesser(greater(c_new[k], -cell_clip), cell_clip)
             _finish_gate(go, GATE_OUTPUT, c_new, peep, ln, bias, peephole, layer_norm)
             for k in range(n_cell):
                 go[k] = _sigmoid(go[k]) * _apply_activation(c_new[k], act)
@@ -139,10 +139,10 @@ def _lstm_core(x, aux, w_in, w_aux, w_rec, peep, bias, ln, proj_w, proj_b, flags
                         dot += proj_w[o, k] * go[k]
                     v = proj_b[o] + dot
                     if proj_clip > 0:
-                        v = min(max(v, -proj_clip), proj_clip)
+                        v = lesser(greater(v, -proj_clip), proj_clip)
                     h_new[b, o] = v
             else:
-                for o in range(min(n_out, n_cell)):   # AOSP copies n_output values
+                for o in range(lesser(n_out, n_cell)):   # AOSP copies n_output values
                     h_new[b, o] = go[o]
             for k in range(n_cell):
                 scratch[0, b, k] = gi[k]

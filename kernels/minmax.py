@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, qrange, quantize_multiplier
 
@@ -167,5 +167,5 @@ def _prelu_quant_core(x, alpha, x_zp, alpha_zp, out_zp, mp, sp, mn, sn, qmin, qm
         else:
             v = out_zp + multiply_by_quantized_multiplier(d * (np.int64(alpha[i]) - alpha_zp),
                                                           mn, sn)
-        out[i] = min(max(v, qmin), qmax)
+        out[i] = lesser(greater(v, qmin), qmax)
     return out

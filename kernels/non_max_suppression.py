@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 from nnsim.kernels.expf import libm_expf
 
 __all__ = ["non_max_suppression"]
@@ -61,16 +61,16 @@ def non_max_suppression(boxes, scores, max_output_size, iou_threshold, score_thr
 def _iou(boxes, i, j):
     """TFLite ``ComputeIntersectionOverUnion`` in float32."""
     zero = np.float32(0.0)
-    iy0, iy1 = min(boxes[i, 0], boxes[i, 2]), max(boxes[i, 0], boxes[i, 2])
-    ix0, ix1 = min(boxes[i, 1], boxes[i, 3]), max(boxes[i, 1], boxes[i, 3])
-    jy0, jy1 = min(boxes[j, 0], boxes[j, 2]), max(boxes[j, 0], boxes[j, 2])
-    jx0, jx1 = min(boxes[j, 1], boxes[j, 3]), max(boxes[j, 1], boxes[j, 3])
+    iy0, iy1 = lesser(boxes[i, 0], boxes[i, 2]), greater(boxes[i, 0], boxes[i, 2])
+    ix0, ix1 = lesser(boxes[i, 1], boxes[i, 3]), greater(boxes[i, 1], boxes[i, 3])
+    jy0, jy1 = lesser(boxes[j, 0], boxes[j, 2]), greater(boxes[j, 0], boxes[j, 2])
+    jx0, jx1 = lesser(boxes[j, 1], boxes[j, 3]), greater(boxes[j, 1], boxes[j, 3])
     area_i = np.float32((iy1 - iy0) * (ix1 - ix0))
     area_j = np.float32((jy1 - jy0) * (jx1 - jx0))
     if area_i <= zero or area_j <= zero:
         return zero
-    h = max(np.float32(min(iy1, jy1) - max(iy0, jy0)), zero)
-    w = max(np.float32(min(ix1, jx1) - max(ix0, jx0)), zero)
+    h = greater(np.float32(lesser(iy1, jy1) - greater(iy0, jy0)), zero)
+    w = greater(np.float32(lesser(ix1, jx1) - greater(ix0, jx0)), zero)
     inter = np.float32(h * w)
     return np.float32(inter / np.float32(np.float32(area_i + area_j) - inter))
 
@@ -125,14 +125,14 @@ def _pop(h_idx, h_score, h_begin, size):
 def _nms_core(boxes, scores, max_output_size, iou_threshold, score_threshold, sigma, scale,
               out_idx, out_scores):
     n = scores.shape[0]
-    h_idx = np.empty(n + 1, np.int64)
-    h_score = np.empty(n + 1, np.float32)
-    h_begin = np.empty(n + 1, np.int64)
+    h_idx = empty(n + 1, np.int64)
+    h_score = empty(n + 1, np.float32)
+    h_begin = empty(n + 1, np.int64)
     size = 0
     for i in range(n):
         if scores[i] > score_threshold:
             size = _push(h_idx, h_score, h_begin, size, i, scores[i], 0)
-    num_outputs = min(size, max_output_size)
+    num_outputs = lesser(size, max_output_size)
     selected = 0
     soft = sigma > np.float32(0.0)
     while selected < num_outputs and size > 0:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (
     count_leading_zeros_u32,
     multiply_by_quantized_multiplier,
@@ -124,7 +124,7 @@ def _l2norm_quant_core(rows, in_zp, unsigned, last_axis, qmin, qmax, out):
                                            -shift)
                 if unsigned:
                     v += 128
-            out[r, i] = min(max(v, qmin), qmax)
+            out[r, i] = lesser(greater(v, qmin), qmax)
     return out
 
 
@@ -135,7 +135,7 @@ def _l2norm_float_core(rows, out):
         total = np.float32(0.0)
         for i in range(depth):
             total += rows[r, i] * rows[r, i]
-        norm = max(np.float32(np.sqrt(total)), _EPSILON)
+        norm = greater(np.float32(np.sqrt(total)), _EPSILON)
         for i in range(depth):
             out[r, i] = rows[r, i] / norm
     return out

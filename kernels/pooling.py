@@ -18,7 +18,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 __all__ = ["average_pool_2d", "max_pool_2d", "bind_pool_2d"]
 
@@ -122,8 +122,8 @@ def max_pool_2d(
 @njit(inline="always", inner=True)
 def _window(o, stride, pad, size, filt):
     origin = o * stride - pad
-    start = max(0, -origin)
-    end = min(filt, size - origin)
+    start = greater(0, -origin)
+    end = lesser(filt, size - origin)
     return origin, start, end
 
 
@@ -140,7 +140,7 @@ def _avg_pool_quant_core(x, flip, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out
     batches, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
     shift = np.int32(128 if flip else 0)
-    acc = np.empty(depth, dtype=np.int32)
+    acc = empty(depth, np.int32)
     for b in range(batches):
         for oy in range(out_h):
             y0, ys, ye = _window(oy, sh, pad_top, in_h, fh)
@@ -153,12 +153,12 @@ def _avg_pool_quant_core(x, flip, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out
                         count += 1
                         for c in range(depth):
                             acc[c] += np.int32(x[b, y0 + ky, x0 + kx, c] ^ flip) - shift
-                count = max(count, 1)  # an all-padding window averages to 0
+                count = greater(count, 1)  # an all-padding window averages to 0
                 half = count // 2
                 for c in range(depth):
                     s = np.int64(acc[c])
                     avg = (s + half) // count if s > 0 else -((half - s) // count)
-                    out[b, oy, ox, c] = min(max(avg, lo), hi) & 0xFF
+                    out[b, oy, ox, c] = lesser(greater(avg, lo), hi) & 0xFF
     return out
 
 
@@ -166,7 +166,7 @@ def _avg_pool_quant_core(x, flip, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out
 def _max_pool_quant_core(x, fh, fw, sh, sw, pad_top, pad_left, type_min, lo, hi, out):
     batches, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(depth, dtype=np.int32)
+    acc = empty(depth, np.int32)
     for b in range(batches):
         for oy in range(out_h):
             y0, ys, ye = _window(oy, sh, pad_top, in_h, fh)
@@ -176,9 +176,9 @@ def _max_pool_quant_core(x, fh, fw, sh, sw, pad_top, pad_left, type_min, lo, hi,
                 for ky in range(ys, ye):
                     for kx in range(xs, xe):
                         for c in range(depth):
-                            acc[c] = max(acc[c], np.int32(x[b, y0 + ky, x0 + kx, c]))
+                            acc[c] = greater(acc[c], np.int32(x[b, y0 + ky, x0 + kx, c]))
                 for c in range(depth):
-                    out[b, oy, ox, c] = min(max(acc[c], lo), hi)
+                    out[b, oy, ox, c] = lesser(greater(acc[c], lo), hi)
     return out
 
 
@@ -186,7 +186,7 @@ def _max_pool_quant_core(x, fh, fw, sh, sw, pad_top, pad_left, type_min, lo, hi,
 def _avg_pool_float_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
     batches, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(depth, dtype=np.float32)
+    acc = empty(depth, np.float32)
     for b in range(batches):
         for oy in range(out_h):
             y0, ys, ye = _window(oy, sh, pad_top, in_h, fh)
@@ -199,9 +199,9 @@ def _avg_pool_float_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
                         count += 1
                         for c in range(depth):
                             acc[c] += x[b, y0 + ky, x0 + kx, c]
-                divisor = np.float32(max(count, 1))
+                divisor = np.float32(greater(count, 1))
                 for c in range(depth):
-                    out[b, oy, ox, c] = min(max(acc[c] / divisor, lo), hi)
+                    out[b, oy, ox, c] = lesser(greater(acc[c] / divisor, lo), hi)
     return out
 
 
@@ -209,7 +209,7 @@ def _avg_pool_float_core(x, fh, fw, sh, sw, pad_top, pad_left, lo, hi, out):
 def _max_pool_float_core(x, fh, fw, sh, sw, pad_top, pad_left, lowest, lo, hi, out):
     batches, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
-    acc = np.empty(depth, dtype=np.float32)
+    acc = empty(depth, np.float32)
     for b in range(batches):
         for oy in range(out_h):
             y0, ys, ye = _window(oy, sh, pad_top, in_h, fh)
@@ -219,7 +219,7 @@ def _max_pool_float_core(x, fh, fw, sh, sw, pad_top, pad_left, lowest, lo, hi, o
                 for ky in range(ys, ye):
                     for kx in range(xs, xe):
                         for c in range(depth):
-                            acc[c] = max(acc[c], x[b, y0 + ky, x0 + kx, c])
+                            acc[c] = greater(acc[c], x[b, y0 + ky, x0 + kx, c])
                 for c in range(depth):
-                    out[b, oy, ox, c] = min(max(acc[c], lo), hi)
+                    out[b, oy, ox, c] = lesser(greater(acc[c], lo), hi)
     return out

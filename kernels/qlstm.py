@@ -32,7 +32,7 @@ import math
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit, zeros
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier, quantize_multiplier,
                                        rounding_divide_by_pot, wrap_int32)
 from nnsim.kernels.normalization import _inv_sqrt_multiplier
@@ -58,7 +58,7 @@ def _matvec_acc(inp, bias, w, mult, shift, zp, lo, hi, acc):
                 s += np.int64(inp[b, d]) * np.int64(w[r, d])
             v = multiply_by_quantized_multiplier(wrap_int32(s), mult, shift) + zp
             v += acc[b * rows + r]
-            acc[b * rows + r] = min(max(v, lo), hi)
+            acc[b * rows + r] = lesser(greater(v, lo), hi)
 
 
 @njit(inner=True)
@@ -67,7 +67,7 @@ def _peephole_acc(vec, v_size, cell, n, mult, shift, acc):
     for k in range(n):
         prod = multiply_by_quantized_multiplier(np.int64(vec[k % v_size]) * np.int64(cell[k]),
                                                 mult, shift)
-        acc[k] = min(max(prod + acc[k], -32768), 32767)
+        acc[k] = lesser(greater(prod + acc[k], -32768), 32767)
 
 
 @njit(inner=True)
@@ -95,7 +95,7 @@ def _layer_norm(g, weights, bias, mult, shift, limit, batch, units):
             val3 = wrap_int32(rescaled * np.int64(weights[j]) + np.int64(bias[j]))
             val4 = (val3 + 512) // 1024 if val3 > 0 else -((-(val3 - 512)) // 1024)
             val5 = multiply_by_quantized_multiplier(val4, mult, shift + 12)
-            g[base + j] = min(max(val5, -32768), 32767)
+            g[base + j] = lesser(greater(val5, -32768), 32767)
 
 
 @njit(inner=True)
@@ -124,12 +124,12 @@ def _qlstm_core(x, prev_out, prev_cell, w_in, w_rec, eff_in, eff_rec, peep, ln_w
     n = batch * units
     h = prev_out.copy()
     c = prev_cell.reshape(n).astype(np.int64)
-    fg = np.zeros(n, np.int64)
-    cg = np.zeros(n, np.int64)
-    ig = np.zeros(n, np.int64)
-    og = np.zeros(n, np.int64)
-    hidden = np.zeros((batch, units), np.int8)
-    res = np.zeros(batch * n_out, np.int64)
+    fg = zeros(n, np.int64)
+    cg = zeros(n, np.int64)
+    ig = zeros(n, np.int64)
+    og = zeros(n, np.int64)
+    hidden = zeros((batch, units), np.int8)
+    res = zeros(batch * n_out, np.int64)
     shift_ic = 30 + p[P_CELL_SHIFT]
     tanh_bits = p[P_CELL_SHIFT] + 15
     clip = p[P_CELL_CLIP]
@@ -154,9 +154,9 @@ def _qlstm_core(x, prev_out, prev_cell, w_in, w_rec, eff_in, eff_rec, peep, ln_w
         for k in range(n):
             kept = w16(rounding_divide_by_pot(fg[k] * c[k], np.int64(15)))
             added = w16(rounding_divide_by_pot(ig[k] * cg[k], shift_ic))
-            v = min(max(kept + added, -32768), 32767)
+            v = lesser(greater(kept + added, -32768), 32767)
             if clip > 0:
-                v = min(max(v, -clip), clip)
+                v = lesser(greater(v, -clip), clip)
             c[k] = v
         _gate(GATE_OUTPUT, xt, h, c, w_in, w_rec, eff_in, eff_rec, peep, ln_w, ln_b, gp, batch,
               units, n_out, og)
@@ -164,7 +164,7 @@ def _qlstm_core(x, prev_out, prev_cell, w_in, w_rec, eff_in, eff_rec, peep, ln_w
             og[k] = logistic16(og[k], 3)
             th = tanh16(c[k], tanh_bits) if 0 <= tanh_bits <= 6 else ig[k]
             v = multiply_by_quantized_multiplier(og[k] * th, p[P_HID_M], p[P_HID_S])
-            hidden[k // units, k % units] = min(max(v - p[P_HID_ZP], -128), 127)
+            hidden[k // units, k % units] = lesser(greater(v - p[P_HID_ZP], -128), 127)
         if p[P_HAS_PROJ]:
             res[:] = 0
             _matvec_acc(hidden, proj_b, proj_w, p[P_PROJ_M], p[P_PROJ_S], p[P_OUT_ZP], -128, 127,
@@ -172,7 +172,7 @@ def _qlstm_core(x, prev_out, prev_cell, w_in, w_rec, eff_in, eff_rec, peep, ln_w
             pc = p[P_PROJ_CLIP]
             if pc > 0:
                 for k in range(batch * n_out):
-                    res[k] = min(max(res[k], -pc), pc)
+                    res[k] = lesser(greater(res[k], -pc), pc)
         else:
             flat = hidden.reshape(n)
             for k in range(batch * n_out):

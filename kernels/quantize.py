@@ -15,7 +15,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_requant, vi_splat, vi_store8
+from nnsim.kernels._jit import (greater, lesser, njit, vi_add, vi_load8, vi_requant, vi_splat,
+                                vi_store8, zeros)
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 
@@ -254,7 +255,7 @@ def _requantize_core(x, in_zp, table, out_zp, qmin, qmax, out):
     for i in range(0, full, 16):
         _requantize16(x, i, in_zp, table, out_zp, qmin, qmax, out, i)
     if full < n:
-        tin, tout = np.zeros(16, x.dtype), np.zeros(16, np.uint8)
+        tin, tout = zeros(16, x.dtype), zeros(16, np.uint8)
         for j in range(n - full):   # not slice assignments (see elementwise._quant_range)
             tin[j] = x[full + j]
         zero = np.int64(0)   # (not the literal: numba would compile a variant for it)
@@ -271,7 +272,7 @@ def _shift_core(xb, flip, delta, qmin, qmax, out):
     (every value is in [-510, 510]; numba would widen int32 sums to int64)."""
     for i in range(xb.size):
         v = np.int16(np.int16(xb[i] ^ flip) + delta)
-        out[i] = min(max(v, qmin), qmax)
+        out[i] = lesser(greater(v, qmin), qmax)
 
 
 @njit(_nrt=False, inner=True)

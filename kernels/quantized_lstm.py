@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
 from nnsim.kernels.fixed_point16 import (logistic16, rdbpot16, sat_add16, srdhm16, srmpot16,
                                          tanh16)
@@ -33,14 +33,14 @@ def _quantized_lstm_core(concat, weights, w_zp, bias, multiplier, shift, prev_ce
     batches, depth = concat.shape
     rows = weights.shape[0]
     units = rows // 4
-    act = np.empty(rows, np.int64)
+    act = empty(rows, np.int64)
     for b in range(batches):
         for r in range(rows):
             acc = np.int64(bias[r])
             for d in range(depth):
                 acc += (np.int64(concat[b, d]) - 128) * (np.int64(weights[r, d]) - w_zp)
             acc = multiply_by_quantized_multiplier(acc, multiplier, shift)
-            act[r] = min(max(acc, -32768), 32767)
+            act[r] = lesser(greater(acc, -32768), 32767)
         for c in range(units):
             input_gate = logistic16(act[c], 3)
             modulation = tanh16(act[units + c], 3)
@@ -50,7 +50,7 @@ def _quantized_lstm_core(concat, weights, w_zp, bias, multiplier, shift, prev_ce
                                   srdhm16(forget_gate, prev_cell[b, c]))
             activ = srdhm16(output_gate, tanh16(srmpot16(new_state, 1), 3))
             cell_out[b, c] = new_state
-            out[b, c] = 128 + min(max(rdbpot16(activ, 8), -128), 127)
+            out[b, c] = 128 + lesser(greater(rdbpot16(activ, 8), -128), 127)
 
 
 def quantized_16bit_lstm(x, prev_output, input_to, recurrent_to, biases, prev_cell,

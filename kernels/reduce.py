@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, njit, zeros
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import _requantize_core, requant_params
 
@@ -219,10 +219,10 @@ def _sum_blocks_core(blocks, sums):
 def _mean_float_core(blocks, out):
     outer, count, inner = blocks.shape
     for o in range(outer):
-        total = np.zeros(inner, np.float32)
+        total = zeros(inner, np.float32)
         for r in range(count):  # float32, in input order, as reference_ops::Mean
             for i in range(inner):
                 total[i] += blocks[o, r, i]
         for i in range(inner):
-            out[o, i] = total[i] / np.float32(max(count, 1))
+            out[o, i] = total[i] / np.float32(greater(count, 1))
     return out

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier, qrange,
                                        quantize_multiplier, wrap_int32)
 
@@ -71,5 +71,5 @@ def _requantize_core(sums, subtract, m, shift, out_zp, qmin, qmax, out):
     for i in range(sums.size):
         total = wrap_int32(wrap_int32(sums[i]) - subtract)
         v = multiply_by_quantized_multiplier(total, m, shift) + out_zp
-        out[i] = min(max(v, qmin), qmax)
+        out[i] = lesser(greater(v, qmin), qmax)
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import qrange
 
 __all__ = ["concatenation", "concat_requant_params"]
@@ -78,5 +78,5 @@ def _requant_core(x, scale, bias, out_zp, qmin, qmax, out):
         v = np.float32(np.float32(x[i]) * scale) + bias
         r = np.floor(np.abs(np.float64(v)) + 0.5)  # std::round: half away from zero
         q = np.int64(r) if v >= 0 else -np.int64(r)
-        out[i] = min(max(q + out_zp, qmin), qmax)
+        out[i] = lesser(greater(q + out_zp, qmin), qmax)
     return out

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 __all__ = ["resize_bilinear", "float_scale", "integer_scale"]
 
@@ -91,8 +91,8 @@ def _interp_float(dst, scale, half_pixel, in_size):
         src = (np.float32(dst) + np.float32(0.5)) * scale - np.float32(0.5)
     else:
         src = np.float32(dst) * scale
-    lo = max(np.int64(np.floor(src)), 0)
-    hi = min(np.int64(np.ceil(src)), in_size - 1)
+    lo = greater(np.int64(np.floor(src)), 0)
+    hi = lesser(np.int64(np.ceil(src)), in_size - 1)
     return np.float32(src), lo, hi
 
 
@@ -104,8 +104,8 @@ def _resize_float_core(x, scale_h, scale_w, half_pixel, offset, out):
     # each column's corners and weight, once (computed per output pixel, with their floor
     # and ceil, they took more than half the time: DeepLab's 33x33x21 -> 513x513 layer 7.3
     # -> 3.0 ms)
-    x0s, x1s = np.empty(out_w, np.int64), np.empty(out_w, np.int64)
-    dxs = np.empty(out_w, np.float32)
+    x0s, x1s = empty(out_w, np.int64), empty(out_w, np.int64)
+    dxs = empty(out_w, np.float32)
     for ox in range(out_w):
         sx, x0s[ox], x1s[ox] = _interp_float(ox, scale_w, half_pixel, in_w)
         dxs[ox] = np.float32(sx - np.float32(x0s[ox]))
@@ -137,10 +137,10 @@ def _interp_int(dst, scale10, half_pixel, in_size):
     else:
         src = dst * scale10
     lo_q = src // 1024 if src >= 0 else -((-src) // 1024)
-    lo = max(lo_q, 0)
+    lo = greater(lo_q, 0)
     t = src + 1023
     hi_q = t // 1024 if t >= 0 else -((-t) // 1024)
-    hi = min(hi_q, in_size - 1)
+    hi = lesser(hi_q, in_size - 1)
     return src, lo, hi
 
 
@@ -148,8 +148,8 @@ def _interp_int(dst, scale10, half_pixel, in_size):
 def _resize_integer_core(x, scale_h, scale_w, half_pixel, out):
     n, in_h, in_w, depth = x.shape
     _, out_h, out_w, _ = out.shape
-    x0s, x1s, wx1s = (np.empty(out_w, np.int64), np.empty(out_w, np.int64),
-                      np.empty(out_w, np.int64))
+    x0s, x1s, wx1s = (empty(out_w, np.int64), empty(out_w, np.int64),
+                      empty(out_w, np.int64))
     for ox in range(out_w):   # each column's corners and weight, once
         sx, x0s[ox], x1s[ox] = _interp_int(np.int64(ox), scale_w, half_pixel, in_w)
         wx1s[ox] = sx - 1024 * x0s[ox]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 
 __all__ = ["resize_nearest_neighbor", "resize_bilinear_template", "resize_scale"]
 
@@ -101,9 +101,9 @@ def _nearest_index_core(in_size, scale, align_corners, half_pixel, out):
                 -np.int64(np.floor(-src + np.float32(0.5)))
         else:
             i = np.int64(np.floor(src))
-        i = min(i, in_size - 1)
+        i = lesser(i, in_size - 1)
         if half_pixel:
-            i = max(i, 0)
+            i = greater(i, 0)
         out[d] = i
     return out
 
@@ -115,7 +115,7 @@ def _source(dst, scale, half_pixel, in_size):
     else:
         v = np.float32(dst) * scale
     v = np.float32(v)
-    return v, max(np.int64(np.floor(v)), 0), min(np.int64(np.ceil(v)), in_size - 1)
+    return v, greater(np.int64(np.floor(v)), 0), lesser(np.int64(np.ceil(v)), in_size - 1)
 
 
 @njit

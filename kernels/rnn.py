@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 
 # ActivationFn of AOSP's ActivationFunctor (RNN family): 0 none, 1 relu, 3 relu6, 4 tanh,
 # 6 sigmoid. 2 (relu1) and 5 (sign bit) make ActivationFunctor abort.
@@ -27,9 +27,9 @@ def _apply_activation(v, act):
     if act == 1:
         return v if v > 0 else np.float32(0.0)
     if act == 2:
-        return min(max(v, -one), one)
+        return lesser(greater(v, -one), one)
     if act == 3:
-        return min(max(v, np.float32(0.0)), np.float32(6.0))
+        return lesser(greater(v, np.float32(0.0)), np.float32(6.0))
     if act == 4:
         return np.float32(np.tanh(v))
     if act == 6:
@@ -44,7 +44,7 @@ def _rnn_core(x, aux, w, aux_w, rw, bias, h, act, reverse, out):
     steps, batches, in_size = x.shape
     aux_size = aux.shape[2]
     units = w.shape[0]
-    row = np.empty(units, np.float32)
+    row = empty(units, np.float32)
     for s in range(steps):
         t = steps - 1 - s if reverse else s
         for b in range(batches):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
 from nnsim.kernels.fixed_point import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,
@@ -110,7 +110,7 @@ def _roi_align_float_core(src, batches, geom, ratios, out):
             h_start = step_h * F32(i) + y0
             for j in range(out.shape[2]):
                 w_start = step_w * F32(j) + x0
-                acc = np.zeros(depth, dtype=np.float32)
+                acc = zeros(depth, np.float32)
                 for yi in range(rh):
                     y = h_start + bin_h / half + bin_h * F32(yi)
                     for xi in range(rw):
@@ -148,7 +148,7 @@ def _roi_align_quant_core(src, batches, geom, ratios, mult, in_zp, out_zp, qmin,
             h_start = step_h * F32(i) + y0
             for j in range(out.shape[2]):
                 w_start = step_w * F32(j) + x0
-                acc = np.zeros(depth, dtype=np.int64)
+                acc = zeros(depth, np.int64)
                 for yi in range(rh):
                     y = h_start + bin_h / half + bin_h * F32(yi)
                     for xi in range(rw):
@@ -165,7 +165,7 @@ def _roi_align_quant_core(src, batches, geom, ratios, mult, in_zp, out_zp, qmin,
                                        + q22 * (np.int64(img[y2, x2, k]) - in_zp))
                 for k in range(depth):
                     v = multiply_by_quantized_multiplier(acc[k], mult[r, 0], mult[r, 1]) + out_zp
-                    out[r, i, j, k] = min(max(v, qmin), qmax)
+                    out[r, i, j, k] = lesser(greater(v, qmin), qmax)
 
 
 # -- ROI_POOLING -----------------------------------------------------------------------------------
@@ -261,7 +261,7 @@ def _mirror(i, size):
 def _heatmap_core(heatmap, boxes, atol, rtol, scores, points):
     size = heatmap.shape[1]
     two, four, half = F32(2.0), F32(4.0), F32(0.5)
-    grid = np.empty((3, 3), dtype=np.float32)
+    grid = empty((3, 3), np.float32)
     for r in range(heatmap.shape[0]):
         for j in range(heatmap.shape[3]):
             best, arg = F32(-3.4028234663852886e38), 0
@@ -286,7 +286,7 @@ def _heatmap_core(heatmap, boxes, atol, rtol, scores, points):
                 d0 = (a11 * b0 - a01 * b1) / det
                 d1 = (a00 * b1 - a01 * b0) / det
                 if abs(d0) > F32(1.5) or abs(d1) > F32(1.5):
-                    s = F32(1.5) / max(abs(d0), abs(d1))
+                    s = F32(1.5) / greater(abs(d0), abs(d1))
                     d0 *= s
                     d1 *= s
                 score = grid[1, 1] - b0 * d0 - b1 * d1 + \

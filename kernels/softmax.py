@@ -29,7 +29,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.expf import expf_main, in_main_range, libm_expf
 from nnsim.kernels.fixed_point import (
     exp_on_negative_values,
@@ -185,7 +185,7 @@ def _softmax_quant_core(x, flip, m, left_shift, diff_min, qmin, qmax, table, out
     for r in range(rows):
         max_in_row = np.int64(x[r, 0] ^ flip)
         for c in range(1, depth):
-            max_in_row = max(max_in_row, np.int64(x[r, c] ^ flip))
+            max_in_row = greater(max_in_row, np.int64(x[r, c] ^ flip))
         sum_of_exps = np.int64(0)
         for c in range(depth):
             k = max_in_row - np.int64(x[r, c] ^ flip)
@@ -199,7 +199,7 @@ def _softmax_quant_core(x, flip, m, left_shift, diff_min, qmin, qmax, table, out
             if e >= 0:
                 unsat = rounding_divide_by_pot(saturating_rounding_doubling_high_mul(recip, e),
                                                exponent)
-                value = min(max(unsat + qmin, qmin), qmax)
+                value = lesser(greater(unsat + qmin, qmin), qmax)
             out[r, c] = value & 0xFF
     return out
 
@@ -213,7 +213,7 @@ def _softmax_float_core(x, beta, out):
     for r in range(rows):
         max_in_row = x[r, 0]
         for c in range(1, depth):
-            max_in_row = max(max_in_row, x[r, c])
+            max_in_row = greater(max_in_row, x[r, c])
         outside = 0
         for c in range(depth):
             d = (x[r, c] - max_in_row) * beta

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import (
     multiply_by_quantized_multiplier_smaller_than_one_exp as mbqm_exp,
@@ -89,5 +89,5 @@ def _sqdiff_int8_core(a, b, zp1, zp2, zpo, m1, e1, m2, e2, mo, eo, out):
         v2 = mbqm_exp((np.int64(b[i]) - zp2) << 7, m2, e2)
         d = v1 - v2
         v = mbqm_exp(d * d, mo, eo) + zpo
-        out[i] = min(max(v, -128), 127)
+        out[i] = lesser(greater(v, -128), 127)
     return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, njit
 from nnsim.kernels.rnn import _apply_activation
 
 
@@ -25,7 +25,7 @@ def _svdf_core(x, state, w_feature, w_time, bias, rank, act, out):
     batches, in_size = x.shape
     filters, memory = w_time.shape
     units = filters // rank
-    scratch = np.empty(filters, np.float32)
+    scratch = empty(filters, np.float32)
     for b in range(batches):
         for f in range(filters):
             dot = np.float32(0.0)

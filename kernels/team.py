@@ -66,7 +66,7 @@ from pathlib import Path
 import numpy as np
 
 from nnsim.kernels._common import aligned_zeros, direct
-from nnsim.kernels._jit import JIT_ENABLED, SOURCES, njit
+from nnsim.kernels._jit import JIT_ENABLED, SOURCES, greater, lesser, njit
 from nnsim.kernels._native import (as_pointer, at_add, at_cas, at_load, at_store, call_address,
                                    callback, carray, monotonic_ns, spin_pause)
 
@@ -177,7 +177,7 @@ def _rebalance(ctl, address):
     rate0, rate1 = (mid - lo) / t0, (hi - mid) / t1   # units a nanosecond
     target = lo + (hi - lo) * rate0 / (rate0 + rate1)
     step = int(round((mid + 0.5 * (target - mid)) / unit)) * unit
-    step = max(lo + unit, min(step, hi - unit))
+    step = greater(lo + unit, lesser(step, hi - unit))
     if lo < step < hi:
         bounds[0, col + 1] = step
         bounds[1, col] = step

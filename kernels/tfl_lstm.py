@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier as mbqm,
                                        quantize_multiplier, rounding_divide_by_pot, wrap_int32)
 from nnsim.kernels.fixed_point16 import logistic16, tanh16
@@ -45,11 +45,11 @@ __all__ = ["lstm_float", "lstm_integer", "IntegerLstmParams", "integer_lstm_para
 def _act(v, code):
     """TFLite fused activation on a float32 value (1 RELU, 2 RELU_N1_TO_1, 3 RELU6, 4 TANH)."""
     if code == 1:
-        return max(v, np.float32(0))
+        return greater(v, np.float32(0))
     if code == 2:
-        return min(max(v, np.float32(-1)), np.float32(1))
+        return lesser(greater(v, np.float32(-1)), np.float32(1))
     if code == 3:
-        return min(max(v, np.float32(0)), np.float32(6))
+        return lesser(greater(v, np.float32(0)), np.float32(6))
     if code == 4:
         return np.float32(np.tanh(v))
     return v
@@ -61,9 +61,9 @@ def _lstm_float_core(x, wx, wh, peep, ln, bias, proj, proj_bias, cifg, use_peep,
     n_batch, n_time, n_input = x.shape
     n_cell = wx.shape[1]
     n_output = wh.shape[2]
-    gate = np.empty((4, n_cell), np.float32)
-    hidden = np.empty(n_cell, np.float32)
-    row = np.empty(n_output, np.float32)
+    gate = empty((4, n_cell), np.float32)
+    hidden = empty(n_cell, np.float32)
+    row = empty(n_output, np.float32)
     for b in range(n_batch):
         for step in range(n_time):
             t = n_time - 1 - step if reverse else step
@@ -76,7 +76,7 @@ def _lstm_float_core(x, wx, wh, peep, ln, bias, proj, proj_bias, cifg, use_peep,
                         i = np.float32(1) - f if cifg else gate[0, r]
                         v = np.float32(f * c[b, r]) + np.float32(i * gate[2, r])
                         if cell_clip > 0:
-                            v = min(max(v, -cell_clip), cell_clip)
+                            v = lesser(greater(v, -cell_clip), cell_clip)
                         c[b, r] = v
                 for r in range(n_cell):
                     acc = np.float32(0)
@@ -88,7 +88,7 @@ def _lstm_float_core(x, wx, wh, peep, ln, bias, proj, proj_bias, cifg, use_peep,
                         acc += wh[g, r, k] * h[b, k]
                     v = np.float32(acc + v)
                     if use_peep and g != 2:
-                        v = np.float32(v + peep[min(g, 2), r] * c[b, r])
+                        v = np.float32(v + peep[lesser(g, 2), r] * c[b, r])
                     gate[g, r] = v
                 if use_ln:
                     _mean_stddev_normalize(gate[g], n_cell)
@@ -105,7 +105,7 @@ def _lstm_float_core(x, wx, wh, peep, ln, bias, proj, proj_bias, cifg, use_peep,
                         acc += proj[o, k] * hidden[k]
                     v = np.float32(acc + proj_bias[o])
                     if proj_clip > 0:
-                        v = min(max(v, -proj_clip), proj_clip)
+                        v = lesser(greater(v, -proj_clip), proj_clip)
                     row[o] = v
             else:
                 for o in range(n_output):
@@ -246,7 +246,7 @@ def _layer_norm(gate, coef, bias, m, s, guard, n):
         v3 = wrap_int32(rescaled * np.int64(coef[k]) + bias[k])
         v4 = _tdiv(v3 + 512 if v3 > 0 else v3 - 512, 1024)
         v5 = mbqm(v4, m, s + 12)
-        gate[k] = min(max(v5, -32768), 32767)
+        gate[k] = lesser(greater(v5, -32768), 32767)
 
 
 @njit
@@ -257,8 +257,8 @@ def _lstm_int_core(x, wx, wh, bx, bh, mx, sx, mh, sh, peep, mp, sp, ln, lnb, lnm
     n_batch, n_time, n_input = x.shape
     n_cell = wx.shape[1]
     n_output = wh.shape[2]
-    gate = np.zeros((4, n_cell), np.int64)
-    hidden = np.empty(n_cell, np.int64)
+    gate = zeros((4, n_cell), np.int64)
+    hidden = empty(n_cell, np.int64)
     for b in range(n_batch):
         for step in range(n_time):
             t = n_time - 1 - step if reverse else step
@@ -271,23 +271,23 @@ def _lstm_int_core(x, wx, wh, bx, bh, mx, sx, mh, sh, peep, mp, sp, ln, lnb, lnm
                         i = 32767 - f if cifg else gate[0, r]
                         v = rounding_divide_by_pot(f * np.int64(c[b, r]), 15)
                         v += rounding_divide_by_pot(i * gate[2, r], 30 + cell_scale)
-                        v = min(max(v, -32768), 32767)
+                        v = lesser(greater(v, -32768), 32767)
                         if qcell > 0:
-                            v = min(max(v, -qcell), qcell)
+                            v = lesser(greater(v, -qcell), qcell)
                         c[b, r] = v
                 for r in range(n_cell):
                     acc = bx[g, r]
                     for k in range(n_input):
                         acc += np.int32(x[b, t, k]) * np.int32(wx[g, r, k])
-                    v = min(max(mbqm(acc, mx[g], sx[g]), -32768), 32767)
+                    v = lesser(greater(mbqm(acc, mx[g], sx[g]), -32768), 32767)
                     acc = bh[g, r]
                     for k in range(n_output):
                         acc += np.int32(h[b, k]) * np.int32(wh[g, r, k])
-                    v = min(max(mbqm(acc, mh[g], sh[g]) + v, -32768), 32767)
+                    v = lesser(greater(mbqm(acc, mh[g], sh[g]) + v, -32768), 32767)
                     if use_peep and g != 2:
-                        p = min(g, 2)
+                        p = lesser(g, 2)
                         v += mbqm(np.int64(peep[p, r]) * np.int64(c[b, r]), mp[p], sp[p])
-                        v = min(max(v, -32768), 32767)
+                        v = lesser(greater(v, -32768), 32767)
                     gate[g, r] = v
                 if use_ln:
                     _layer_norm(gate[g], ln[g], lnb[g], lnm[g], lns[g], guard[g], n_cell)
@@ -297,15 +297,15 @@ def _lstm_int_core(x, wx, wh, bx, bh, mx, sx, mh, sh, peep, mp, sp, ln, lnb, lnm
             for r in range(n_cell):
                 prod = gate[3, r] * np.int64(tanh_cell[np.int64(c[b, r]) + 32768])
                 zp = -hidden_zp if use_proj else hidden_zp
-                hidden[r] = min(max(mbqm(prod, hm, hs) + zp, -128), 127)
+                hidden[r] = lesser(greater(mbqm(prod, hm, hs) + zp, -128), 127)
             for o in range(n_output):
                 if use_proj:
                     acc = pbias[o]
                     for k in range(n_cell):
                         acc += hidden[k] * np.int64(proj[o, k])
-                    v = min(max(mbqm(acc, pm, ps) + state_zp, -128), 127)
+                    v = lesser(greater(mbqm(acc, pm, ps) + state_zp, -128), 127)
                     if qproj > 0:
-                        v = min(max(v, -qproj), qproj)
+                        v = lesser(greater(v, -qproj), qproj)
                 else:
                     v = hidden[o]
                 h[b, o] = v

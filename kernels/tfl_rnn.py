@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import empty, greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier as mbqm
 from nnsim.kernels.fixed_point import quantize_multiplier, wrap_int32
 from nnsim.kernels.tfl_lstm import _act
@@ -23,7 +23,7 @@ __all__ = ["rnn_float", "svdf", "svdf_multipliers"]
 def _rnn_float_core(x, w, r, bias, act, reverse, h, out):
     n_batch, n_time, n_input = x.shape
     units = w.shape[0]
-    row = np.empty(units, np.float32)
+    row = empty(units, np.float32)
     for b in range(n_batch):
         for step in range(n_time):
             t = n_time - 1 - step if reverse else step
@@ -72,7 +72,7 @@ def _svdf_core(x, wf, wt, bias, has_bias, rank, act, state, out, integer, in_zp,
                 for k in range(n_input):
                     acc += np.int64(wf[f, k]) * (np.int64(x[b, k]) - in_zp)
                 v = mbqm(wrap_int32(acc), m1, s1)
-                state[b, f, n_memory - 1] = min(max(v, -32768), 32767)
+                state[b, f, n_memory - 1] = lesser(greater(v, -32768), 32767)
             else:
                 dot = np.float32(0)
                 for k in range(n_input):
@@ -90,7 +90,7 @@ def _svdf_core(x, wf, wt, bias, has_bias, rank, act, state, out, integer, in_zp,
                 if has_bias:
                     total += np.int64(bias[u])
                 v = mbqm(wrap_int32(total), m2, s2) + out_zp
-                out[b, u] = min(max(v, -128), 127)
+                out[b, u] = lesser(greater(v, -128), 127)
             else:
                 total = np.float32(0)
                 for r in range(rank):

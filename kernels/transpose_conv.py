@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier
 
 __all__ = ["transpose_conv_2d"]
@@ -103,7 +103,7 @@ def _transpose_conv_float_core(x, w, bias, sh, sw, pad_top, pad_left, lo, hi, ou
             for ox in range(out_w):
                 for k in range(o):
                     v = out[b, oy, ox, k] + bias[k]
-                    out[b, oy, ox, k] = max(min(v, hi), lo)
+                    out[b, oy, ox, k] = greater(lesser(v, hi), lo)
     return out
 
 
@@ -139,5 +139,5 @@ def _requantize_core(acc, bias, mults, shifts, out_zp, lo, hi, out):
                 for k in range(o):
                     v = multiply_by_quantized_multiplier(acc[b, y, x, k] + bias[k], mults[k],
                                                          shifts[k]) + out_zp
-                    out[b, y, x, k] = min(max(v, lo), hi)
+                    out[b, y, x, k] = lesser(greater(v, lo), hi)
     return out

@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import njit
+from nnsim.kernels._jit import greater, lesser, njit
 from nnsim.kernels.fixed_point import (
     exp_on_negative_values,
     qrange,
@@ -159,7 +159,7 @@ def _float_core(op, x, alpha, out):
         elif op == _NEG:
             r = -v
         else:
-            r = max(zero, v) + min(zero, np.float32(alpha * np.float32(np.exp(v) - one)))
+            r = greater(zero, v) + lesser(zero, np.float32(alpha * np.float32(np.exp(v) - one)))
         out[i] = r
     return out
 
@@ -215,6 +215,6 @@ def _tanh_quant_core(x, in_zp, m, shift, radius, unsigned, out):
         else:
             rescaled = saturating_rounding_doubling_high_mul(wrap_int32(d << shift), m)
             v = rounding_divide_by_pot(_tanh_q4(rescaled), 24) + offset
-            v = min(max(v, lo), hi)
+            v = lesser(greater(v, lo), hi)
         out[i] = v
     return out
