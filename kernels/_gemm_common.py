@@ -93,7 +93,7 @@ def _store8(r, out, o, count):
 def _row_bases(geo, p0, n, out_h, out_w, rb):
     """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
     n .. n + 15 repeat the last one (whole micro-kernels read them, nothing is stored)."""
-    kh, kw, stride_h, stride_w, dil_h, dil_w = geo[0], geo[1], geo[2], geo[3], geo[4], geo[5]
+    stride_h, stride_w = geo[2], geo[3]
     hp, wp, cp, mode, seg = geo[6], geo[7], geo[8], geo[9], geo[11]
     if mode == _DIRECT:
         for j in range(n):

@@ -64,7 +64,7 @@ def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, 
     the bounds: only which micro-kernel call computes it changes. ``mks``: the micro-kernels'
     addresses (:func:`micro_kernels`); ``cols``, ``rb``, ``sx`` and :func:`scratch_arrays`:
     scratch."""
-    k, rowcoef, kfill, out_zp, lo, hi = prm[0], prm[1], prm[2], prm[3], prm[4], prm[5]
+    rowcoef, kfill, out_zp, lo, hi = prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     groups = kh * seg // 4
