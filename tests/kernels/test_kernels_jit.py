@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 from nnsim.kernels import _jit, _native
+from nnsim.kernels._jit import empty, greater, lesser, zeros
 
 KERNELS_DIR = Path(_jit.__file__).parent
 
@@ -661,7 +662,6 @@ def test_lesser_and_greater_are_min_and_max_of_two(a):
     def both(a, b):
         return lesser(a, b), greater(a, b), min(a, b), max(a, b)
 
-    from nnsim.kernels._jit import greater, lesser
     for b in _NUMBERS:
         lo, hi, want_lo, want_hi = both(a, b)
         assert type(lo) is type(want_lo) and type(hi) is type(want_hi), (a, b)
@@ -674,8 +674,6 @@ def test_lesser_and_greater_are_min_and_max_of_two(a):
 def test_lesser_and_greater_take_constants_without_literal_variants():
     """A constant argument (numba's ``Literal[int]``) is typed as its plain type: the result
     of ``lesser(n, 16)`` is an int64 whatever the constant."""
-    from nnsim.kernels._jit import greater, lesser
-
     @_jit.njit(cache=False)
     def clamp(n):
         return lesser(n, 16), greater(n, 3), lesser(np.uint8(9), 4), greater(2, np.float32(2.5))
@@ -691,8 +689,6 @@ def test_empty_and_zeros_allocate_as_numpy(shape, dtype):
     """``empty(shape, dtype)`` / ``zeros(shape, dtype)`` in a compiled kernel: a new C-contiguous
     array of that shape and dtype (numpy scalar type or an array's dtype), zeros filled with
     0; writable, each call a new array."""
-    from nnsim.kernels._jit import empty, zeros
-
     @_jit.njit(cache=False)
     def make(shape, like):
         a, b = empty(shape, like.dtype), zeros(shape, like.dtype)
