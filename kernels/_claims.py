@@ -17,7 +17,11 @@ claimed by the other process, the compilation either
 * gives the variant up at once by raising :class:`Claimed` (``wait=False``: the child, which
   goes on with another operation; the invoke will load it from the cache).
 
-Of an invoke and its child only the invoke ever waits, so they cannot deadlock. Two
+A waiting process first runs its *spare work* (:func:`spare_work`: compilations it will need
+later, such as a plan's micro-kernels), one task at a time with claims given up (a variant
+the other process holds is skipped, not waited for), looking again after each task; it waits
+only when no task is left. Of an invoke and its child only the invoke ever waits, so they
+cannot deadlock. Two
 independent invokes (two ``nnsim run`` on one cache) may both wait, each for a variant the
 other compiles: a cycle would need two kernels each calling the other, and should one ever
 form, the OS refuses one of the waits (EDEADLK) and that process compiles unclaimed. A process
@@ -28,6 +32,7 @@ releases a claim early, and the cache stores have their own lock (:mod:`nnsim.ke
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 from pathlib import Path
@@ -37,13 +42,15 @@ try:
 except ImportError:  # pragma: no cover - not POSIX
     _fcntl = None
 
-__all__ = ["Claimed", "claiming", "give_up_claimed", "wrap"]
+__all__ = ["Claimed", "claiming", "give_up_claimed", "spare_work", "wrap"]
 
 LOCK_NAME = "nnsim-jit-claims.lock"
 
 #: (open lock-file descriptor, wait) while claims are on in this process, else None.
 _STATE: tuple[int, bool] | None = None
 _DIRECTORY: list[Path] = []   # the kernels' cache directory, known from the first wrap()
+_SPARE: list = []   # [iterator of callables] a waiting compilation runs first (spare_work)
+_DEPTH = [0]        # kernel compilations under way in this process (nested: callees)
 
 
 class Claimed(RuntimeError):
@@ -61,6 +68,13 @@ def wrap(dispatcher, cache_path) -> None:
     name = f"{dispatcher.py_func.__module__}.{dispatcher.py_func.__qualname__}"
 
     def compile(sig):
+        _DEPTH[0] += 1
+        try:
+            return claimed(sig)
+        finally:
+            _DEPTH[0] -= 1
+
+    def claimed(sig):
         state = _STATE
         # numba asks with a tuple of argument types (a call, a caller's typing); anything
         # else (an explicit signature) compiles unclaimed, as does a variant compiled here
@@ -69,8 +83,11 @@ def wrap(dispatcher, cache_path) -> None:
         fd, wait = state
         offset = _offset(name, sig)
         try:
-            _fcntl.lockf(fd, _fcntl.LOCK_EX if wait else _fcntl.LOCK_EX | _fcntl.LOCK_NB, 1,
-                         offset)
+            # spare work only outside any other kernel's compilation: a task compiling a
+            # kernel whose compilation is under way further up would be a recursion
+            if not (wait and _DEPTH[0] == 1 and _spare_until_free(fd, offset)):
+                _fcntl.lockf(fd, _fcntl.LOCK_EX if wait else _fcntl.LOCK_EX | _fcntl.LOCK_NB,
+                             1, offset)
         except OSError as exc:
             if wait:   # no locks on this file system, or a deadlock: compile unclaimed
                 return compile_(sig)
@@ -81,6 +98,44 @@ def wrap(dispatcher, cache_path) -> None:
             _fcntl.lockf(fd, _fcntl.LOCK_UN, 1, offset)
 
     dispatcher.compile = compile
+
+
+def _spare_until_free(fd: int, offset: int) -> bool:
+    """Take the claim at ``offset`` if it is free; while the other process holds it, run the
+    spare tasks one by one (claims given up for them) and try again after each. True once
+    taken; False when the tasks ran out first (the caller then waits for it)."""
+    global _STATE
+    while True:
+        try:
+            _fcntl.lockf(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB, 1, offset)
+            return True
+        except OSError as exc:
+            if exc.errno not in (errno.EACCES, errno.EAGAIN) or not _SPARE:
+                return False
+        saved = _STATE
+        _STATE = (saved[0], False)
+        try:   # an optimisation only: a task that fails is as if done
+            task = next(_SPARE[0], None)
+            if task is None:
+                return False
+            task()
+        except Exception:
+            pass
+        finally:
+            _STATE = saved
+
+
+@contextlib.contextmanager
+def spare_work(tasks):
+    """While the body runs, a compilation that finds its variant claimed by the other process
+    runs ``tasks`` before it waits (see the module doc): an iterable of callables, each
+    compiling what this process needs later and skipping what the other process holds,
+    taken one at a time when first needed (a generator can defer finding them), each once."""
+    _SPARE[:] = [iter(tasks)]
+    try:
+        yield
+    finally:
+        _SPARE.clear()
 
 
 def _offset(name: str, args) -> int:
@@ -116,5 +171,6 @@ def give_up_claimed() -> None:
     claims raises :class:`Claimed` instead of being waited for. (POSIX locks are not
     inherited by a child, so it starts with no claim of its own.)"""
     global _STATE
+    _SPARE.clear()   # (the parent's: this process never waits)
     if _STATE is not None:
         _STATE = (_STATE[0], False)

@@ -45,7 +45,7 @@ from nnsim.tflite.placement import placements
 from nnsim.tflite.reader import read_model
 from nnsim.tflite.schema import NUMPY_DTYPES, TensorType
 from nnsim.tflite.sparsity import sparsity_details
-from nnsim.tflite.warm_up import warm_up
+from nnsim.tflite.warm_up import spare_compiles, warm_up
 
 __all__ = ["Interpreter", "OpResolverType", "SignatureRunner", "PlanItem", "PlanItemProfile"]
 
@@ -602,6 +602,11 @@ class Interpreter:
     def _warm_up(self) -> int:
         """The compiling child's work (:func:`nnsim.tflite.warm_up.warm_up`)."""
         return warm_up(self)
+
+    def _spare_compiles(self):
+        """The first invoke's spare work beside the compiling child
+        (:func:`nnsim.tflite.warm_up.spare_compiles`)."""
+        return spare_compiles(self)
 
     def _run_node(self, builtin, op_inputs, op_outputs, dtypes, dynamic, values):
         inputs = [None if i < 0 else values.get(i) for i in op_inputs]

@@ -4,6 +4,7 @@ compiled (and cached) while that invoke compiles what it needs now."""
 from __future__ import annotations
 
 from functools import partial
+from typing import NamedTuple
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.schema import TensorType
 
-__all__ = ["warm_up"]
+__all__ = ["spare_compiles", "warm_up"]
 
 _QUANT8 = {TensorType.UINT8, TensorType.INT8}
 
@@ -37,11 +38,48 @@ def warm_up(interp) -> int:
     (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
     invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
     stateful nodes run on zeros, buffers are overwritten. Returns how many operations ran."""
-    units: dict = {}   # kind -> warm(), in run order
+    plan = _scan(interp)
+    if plan.windowed_conv:
+        compile_padded_copy()
+    if plan.quant_couts is not None:
+        compile_micro_kernels(plan.quant_couts)
+    ran = sum(bool(warm()) for warm in list(plan.units.values())[1:][::-1])
+    compile_float_micro_kernels(plan.float_couts)
+    return ran
+
+
+def spare_compiles(interp):
+    """The first invoke's spare work (``kernels._claims.spare_work``), found when first
+    needed: what it compiles while the compiling child holds a kernel it waits for. The
+    float GEMM micro-kernels of each channel count of the plan's float convolutions (the
+    child's last work), then the integer ones and the padded copy (its first): whatever
+    the child has not done yet, the invoke needs later anyway."""
+    plan = _scan(interp)
+    for cout in sorted(plan.float_couts):
+        yield partial(compile_float_micro_kernels, (cout,))
+    if plan.quant_couts is not None:
+        yield partial(compile_micro_kernels, plan.quant_couts)
+    if plan.windowed_conv:
+        yield compile_padded_copy
+
+
+class _Plan(NamedTuple):
+    units: dict           # kind -> warm(), in run order
+    windowed_conv: bool   # a convolution with a window or a stride (padded copy)
+    quant_couts: set | None   # output channels of quantized GEMM convolutions (None: none)
+    float_couts: set      # and of float ones
+
+
+def _scan(interp) -> _Plan:
+    units: dict = {}
     quantized_conv = windowed_conv = False
-    quant_couts: set = set()   # output channels of quantized convolutions (GEMM core)
-    float_couts: set = set()   # and of float ones
-    for item, builtin, inputs, outputs, _, _ in interp._build_steps():
+    quant_couts: set = set()
+    float_couts: set = set()
+    # the plan's steps as the invoke has them (building them anew would replace the list
+    # its bound layers are checked against)
+    steps = interp._steps if interp._steps_plan is interp.execution_plan else \
+        interp._build_steps()
+    for item, builtin, inputs, outputs, _, _ in steps:
         if builtin is None:
             kernel = interp.delegation.kernels[item.index]
             for model in _nnapi_models(kernel):
@@ -67,13 +105,7 @@ def warm_up(interp) -> int:
                 quant_couts.add(int(shapes[2][3]))
             elif types[0] in (TensorType.FLOAT32, TensorType.FLOAT16):
                 float_couts.add(int(shapes[2][3]))
-    if windowed_conv:
-        compile_padded_copy()
-    if quantized_conv:
-        compile_micro_kernels(quant_couts)
-    ran = sum(bool(warm()) for warm in list(units.values())[1:][::-1])
-    compile_float_micro_kernels(float_couts)
-    return ran
+    return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts)
 
 
 def _warm_node(interp, builtin, inputs) -> bool:

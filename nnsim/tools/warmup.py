@@ -10,7 +10,9 @@ what the invoke needs later while the invoke compiles what it needs now. Both st
 compile in numba's cache, where the other finds it instead of compiling again. Stores take a
 lock (``nnsim.kernels._jit``), so the two processes never corrupt the cache. Compilations take
 claims (``nnsim.kernels._claims``): a kernel the child is compiling, the invoke waits for and
-loads instead of compiling it a second time; one the invoke is compiling, the child skips.
+loads instead of compiling it a second time, compiling meanwhile what it will need later and
+the child has not done yet (the plan's GEMM micro-kernels and padded copy,
+``nnsim.tflite.warm_up.spare_compiles``); one the invoke is compiling, the child skips.
 When the first invoke is done, the child is stopped. An invoke that compiles nothing (a warm
 cache) starts no child: the second core stays free and the first inference's host time
 undisturbed.
@@ -32,7 +34,7 @@ import os
 import signal
 import threading
 
-from nnsim.kernels._claims import claiming, give_up_claimed
+from nnsim.kernels._claims import claiming, give_up_claimed, spare_work
 from nnsim.kernels._jit import cache_shared_safely, on_first_compile
 
 ENV = "NNSIM_WARM_UP"
@@ -72,7 +74,8 @@ def compiling_alongside(interp):
             if pid is not None:
                 child.append(pid)
     try:
-        with claiming(wait=True), on_first_compile(fork_here):
+        spare = getattr(interp, "_spare_compiles", tuple)()   # (none: wait idle)
+        with claiming(wait=True), spare_work(spare), on_first_compile(fork_here):
             yield
     finally:
         for pid in child:

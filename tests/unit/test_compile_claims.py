@@ -78,6 +78,46 @@ def test_the_invoke_waits_for_a_variant_claimed_by_the_other_process():
     assert waited >= 1.0
 
 
+def test_the_waiting_invoke_runs_its_spare_work_first():
+    """Finding a variant claimed by the other process, the invoke runs its spare work
+    (``spare_work``) before it waits: the tasks in order, each once, a kernel variant the
+    other process holds skipped at once (not waited for), a failing task as if done; then it
+    waits for the claim and loads the variant. With the claim free, no task runs."""
+    ran = []
+
+    def compile_free():   # another variant: compiled here
+        ran.append(("free", _claimed_kernel(np.float32(2)) == 4))
+
+    def compile_held():   # held by the other process: skipped, not waited for
+        start = time.monotonic()
+        try:
+            _claimed_kernel(np.int8(1))
+        finally:
+            ran.append(("held", time.monotonic() - start))
+
+    def fail():
+        ran.append(("fail", None))
+        raise ValueError("a spare task that fails")
+
+    waited_for, held = _hold(np.int64(5), 2.0), _hold(np.int8(1), 60)
+    try:
+        with _claims.claiming(wait=True), _claims.spare_work([compile_free, compile_held,
+                                                              fail]):
+            start = time.monotonic()
+            assert _claimed_kernel(np.int64(5)) == 10
+            waited = time.monotonic() - start
+            assert _claims._STATE[1] is True   # waiting again after the tasks
+            with _claims.spare_work([lambda: ran.append(("late", None))]):
+                assert _claimed_kernel(np.uint8(3)) == 6   # not claimed: no task runs
+    finally:
+        for holder in (waited_for, held):
+            holder.kill()
+            holder.wait()
+    assert [name for name, _ in ran] == ["free", "held", "fail"]
+    assert ran[0][1] is True and ran[1][1] < 1.0
+    assert waited >= 1.0   # the tasks ran out before the claim was released: it waited
+
+
 def test_no_claims_outside_claiming():
     holder = _hold(np.uint32(7), 60)
     try:

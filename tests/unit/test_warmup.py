@@ -125,6 +125,43 @@ def test_warm_up_compiles_the_padded_copy_before_anything_else(shared_models, mo
         assert "padded" not in events
 
 
+@pytest.mark.parametrize("name, expected", [
+    # float MobileNet v1 0.25: GEMM convolutions of 8 (the first, 3x3 stride 2), 16, 32, 64,
+    # 128 and 256 channels; then the padded copy of the first one's input
+    (MODEL, [("float", (8,)), ("float", (16,)), ("float", (32,)), ("float", (64,)),
+             ("float", (128,)), ("float", (256,)), ("padded",)]),
+    ("mobilenet_v1_1.0_224_quant_reconstructed.tflite",
+     [("micro", {32, 64, 128, 256, 512, 1024}), ("padded",)]),
+    ("ad01_int8.tflite", [])])   # FULLY_CONNECTED only: nothing to compile ahead
+@pytest.mark.parametrize("delegated", [True, False])
+def test_spare_compiles_of_the_first_invoke(shared_models, monkeypatch, name, expected,
+                                            delegated):
+    """The first invoke's spare work (what it compiles while the child holds a kernel it
+    waits for): the float GEMM micro-kernels one channel count at a time (the child's last
+    work), then the integer ones and the padded copy (its first), found only when first
+    needed and without replacing the steps the invoke's bound layers are checked against."""
+    events = []
+    monkeypatch.setattr(warm_up_module, "compile_float_micro_kernels",
+                        lambda couts: events.append(("float", tuple(couts))))
+    monkeypatch.setattr(warm_up_module, "compile_micro_kernels",
+                        lambda couts: events.append(("micro", set(couts))))
+    monkeypatch.setattr(warm_up_module, "compile_padded_copy",
+                        lambda: events.append(("padded",)))
+    if delegated:
+        interp = _delegated(shared_models / name)
+    else:
+        interp = Interpreter(model_path=str(shared_models / name))
+        interp.allocate_tensors()
+    interp.invoke()
+    steps = interp._steps
+    tasks = interp._spare_compiles()
+    assert events == []   # nothing found or compiled before the first task is asked for
+    for task in tasks:
+        task()
+    assert events == expected
+    assert interp._steps is steps
+
+
 def test_windowed_convolutions():
     """1x1 at stride 1 reads its input in place; a window or a stride needs the padded copy;
     one output pixel runs the matrix-vector loops (no copy); an unknown shape is none."""
