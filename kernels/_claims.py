@@ -21,13 +21,13 @@ A waiting process first runs its *spare work* (:func:`spare_work`: compilations 
 later, such as a plan's micro-kernels), one task at a time with claims given up (a variant
 the other process holds is skipped, not waited for), looking again after each task; it waits
 only when no task is left. Of an invoke and its child only the invoke ever waits, so they
-cannot deadlock. Two
-independent invokes (two ``nnsim run`` on one cache) may both wait, each for a variant the
-other compiles: a cycle would need two kernels each calling the other, and should one ever
-form, the OS refuses one of the waits (EDEADLK) and that process compiles unclaimed. A process
-that dies (the child is killed when the invoke ends) drops its claims with it. Claims are an
-optimisation only: a hash collision or a nested compilation of the same variant at worst
-releases a claim early, and the cache stores have their own lock (:mod:`nnsim.kernels._jit`).
+cannot deadlock. Two independent invokes (two ``nnsim run`` on one cache) may both wait, each
+for a variant the other compiles: a cycle would need two kernels each calling the other, and
+should one ever form, the OS refuses one of the waits (EDEADLK) and that process compiles
+unclaimed. A process that dies (the child is killed when the invoke ends) drops its claims
+with it. Claims are an optimisation only: a hash collision or a nested compilation of the same
+variant at worst releases a claim early, and the cache stores have their own lock
+(:mod:`nnsim.kernels._jit`).
 """
 from __future__ import annotations
 
