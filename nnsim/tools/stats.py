@@ -153,7 +153,7 @@ def profile_report(nodes: list[NodeStats], num_runs: int, run_totals: Stat,
     lines = _node_table("Run Order", sorted(nodes, key=lambda n: n.run_order), run_total_sum,
                         num_runs)
     top = sorted(nodes, key=lambda n: n.avg_us, reverse=True)[:top_n]
-    lines += _node_table(f"Top by Computation Time", top, run_total_sum, num_runs)
+    lines += _node_table("Top by Computation Time", top, run_total_sum, num_runs)
     lines.append(f"Number of nodes executed: {len(nodes)}")
     lines += _summary_by_type(nodes, num_runs)
     lines += [f"Timings (microseconds): {run_totals}", "Memory (bytes): count=0",
