@@ -26,9 +26,10 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_zeros
 from nnsim.kernels._gemm_common import _store8
-from nnsim.kernels._jit import (lesser, njit, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8,
-                                vi_load_t4, vi_lshr, vi_or, vi_pack8q, vi_requantqb, vi_requantqr,
-                                vi_shl, vi_splat, vi_store, vi_store4, vi_xor, vq_load)
+from nnsim.kernels._builtins import lesser
+from nnsim.kernels._jit import (njit, vb_copy, vb_copy16, vi_dpbusd, vi_load, vi_load8, vi_load_t4,
+                                vi_lshr, vi_or, vi_pack8q, vi_requantqb, vi_requantqr, vi_shl,
+                                vi_splat, vi_store, vi_store4, vi_xor, vq_load)
 
 __all__ = ["widened_weights", "ring_bytes", "compact_ring_bytes"]
 

@@ -26,8 +26,9 @@ import numpy as np
 
 from nnsim.kernels._common import aligned_copy
 from nnsim.kernels._gemm_common import _TILE, _store8
-from nnsim.kernels._jit import (lesser, njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add,
-                                vi_bcast4, vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
+from nnsim.kernels._builtins import lesser
+from nnsim.kernels._jit import (njit, vd_dpbssd, vd_dpbusd, vd_sum, vd_zero, vi_add, vi_bcast4,
+                                vi_dpwssd, vi_load, vi_requant, vi_requantb, vi_splat)
 from nnsim.kernels._native import call_native
 
 

@@ -10,8 +10,9 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import (_BLOCK, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER, _ROWS,
                                         _fill_part_rows, _gather, _row_bases)
-from nnsim.kernels._jit import (SIMD_MODE, lesser, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp,
-                                vf_load, vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
+from nnsim.kernels._builtins import lesser
+from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp, vf_load,
+                                vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
                                 vh_store, vh_zero)
 from nnsim.kernels._native import call_native, native_address
 

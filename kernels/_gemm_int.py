@@ -9,10 +9,11 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_part_rows,
                                         _gather, _row_bases, _store8)
-from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, empty, lesser, njit, vb_sum64, vi_add,
-                                vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb, vi_requantqr,
-                                vi_requantr, vi_splat, vi_store, vi_store2, vi_store2n, vi_store4,
-                                vi_xor, vq_load, zeros)
+from nnsim.kernels._builtins import empty, lesser, zeros
+from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4, vi_dpbusd,
+                                vi_load, vi_pack8q, vi_requantb, vi_requantqr, vi_requantr,
+                                vi_splat, vi_store, vi_store2, vi_store2n, vi_store4, vi_xor,
+                                vq_load)
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._native import call_native, native_address
 

@@ -19,9 +19,10 @@ from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
 from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE, _store8
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
-from nnsim.kernels._jit import (SIMD_MODE, empty, lesser, njit, vb_prefetch, vf_bcast, vf_load,
-                                vf_muladd, vf_zero, vi_add, vi_bcast4, vi_dpbusd, vi_load,
-                                vi_pack8q, vi_requantb, vi_requantr, vi_splat, vi_store, vi_xor)
+from nnsim.kernels._builtins import empty, lesser
+from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_bcast, vf_load, vf_muladd, vf_zero,
+                                vi_add, vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb,
+                                vi_requantr, vi_splat, vi_store, vi_xor)
 
 
 @njit(_nrt=False)

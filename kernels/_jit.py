@@ -35,8 +35,6 @@ import os
 import shutil
 from pathlib import Path
 
-import numpy as np
-
 from nnsim.kernels import _claims
 from nnsim.kernels._simd_np import SIMD_OPS
 
@@ -64,8 +62,7 @@ __all__ = ["JIT_ENABLED", "SIMD_MODE", "FMA", "MASKED_BYTES", "VBMI", "njit",
            "vb_copy",
            "vf_zero", "vf_load", "vf_bcast", "vf_muladd", "vf_add", "vf_clamp", "vf_store",
            "vf_storen", "vh_zero", "vh_load", "vh_bcast", "vh_store", "vd_zero", "vd_dpbusd",
-           "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch", "lesser", "greater",
-           "empty", "zeros"]
+           "vd_dpbssd", "vd_sum", "vb_sum64", "vb_prefetch"]
 
 #: True when cores are compiled by numba; False when they run as plain Python.
 JIT_ENABLED: bool = _numba is not None and os.environ.get("NNSIM_DISABLE_JIT", "") != "1"
@@ -366,7 +363,14 @@ def on_first_compile(callback):
 
 if JIT_ENABLED:
     import llvmlite.ir as _ir
-    from numba.core import cgutils as _cgutils
+    from numba.core import cgutils as _cgutils  # noqa: F401 (for _native and _builtins)
+    from numba.core.typing import signature as _signature  # noqa: F401 (for _builtins)
+    try:   # numba's allocation internals (for nnsim.kernels._builtins)
+        from numba.core.typing.npydecl import parse_dtype as _parse_dtype  # noqa: F401
+        from numba.core.typing.npydecl import parse_shape as _parse_shape_type  # noqa: F401
+        from numba.np.arrayobj import _empty_nd_impl, _parse_shape  # noqa: F401
+    except ImportError:  # pragma: no cover - another numba: _builtins uses numpy's functions
+        _empty_nd_impl = _parse_dtype = _parse_shape = _parse_shape_type = None
     from numba.core import types as _types
     from numba.extending import intrinsic as _intrinsic
     from numba.extending import models as _models
@@ -762,89 +766,3 @@ else:
     # each vector operation as its numpy version (nnsim.kernels._simd_np, keyed by the same
     # names), the 8-lane store being the 16-lane one
     globals().update(SIMD_OPS, vh_store=SIMD_OPS["vf_store"])
-
-
-# -- min and max of two numbers ------------------------------------------------------------
-# Kernels write lesser(a, b) and greater(a, b) for the builtins min(a, b) and max(a, b). numba
-# implements those builtins as overloads that every process compiles again for each pair of
-# argument types (numba caches a kernel, not the overloads it calls): 26 compilations, 1.0 s,
-# in the shared models' first runs, one process and its compiling child per model (issue 13).
-# These are intrinsics: a comparison and a select emitted at the call, nothing compiled.
-# Same result as the builtins, compiled or not: both arguments converted to their common type,
-# and the first argument unless the second compares lower (higher), as Python's min and max
-# and numba's implementation of them (a NaN as the second argument is never picked).
-
-
-def _lesser(a, b):
-    """``min(a, b)`` (see above)."""
-    return b if b < a else a
-
-
-def _greater(a, b):
-    """``max(a, b)`` (see above)."""
-    return b if b > a else a
-
-
-lesser, greater = _lesser, _greater
-
-if JIT_ENABLED:
-    import operator as _operator
-
-    from numba.core.typing import signature as _signature
-
-    def _pick(op):
-        def typer(typingctx, a, b):
-            if not all(isinstance(t, _types.Number) for t in (a, b)):
-                return None
-            common = typingctx.unify_types(_types.unliteral(a), _types.unliteral(b))
-            if not isinstance(common, _types.Number):
-                return None
-
-            def codegen(context, builder, sig, args):
-                first, second = (context.cast(builder, v, t, common)
-                                 for v, t in zip(args, sig.args))
-                compare = context.get_function(op, _signature(_types.boolean, common, common))
-                return builder.select(compare(builder, (second, first)), second, first)
-            return _signature(common, a, b), codegen
-        return _intrinsic(typer)
-
-    lesser, greater = _pick(_operator.lt), _pick(_operator.gt)
-
-
-# -- arrays a kernel allocates --------------------------------------------------------------
-# Kernels write empty(shape, dtype) and zeros(shape, dtype) for np.empty and np.zeros (the
-# shape an int or a tuple of ints, the dtype a numpy scalar type or an array's dtype). numba
-# implements those as overloads compiled again in every process for each shape type (a
-# literal size is a type of its own) and dtype: 15 compilations, 1.2 s, in the shared models'
-# first runs (issue 13). These are intrinsics emitting numba's own allocation at the call
-# (its allocator is still compiled once per process). Where numba lacks the internals they
-# use, they are numpy's functions, which numba compiles as before.
-empty, zeros = np.empty, np.zeros
-
-if JIT_ENABLED:
-    try:
-        from numba.core.typing.npydecl import parse_dtype as _parse_dtype
-        from numba.core.typing.npydecl import parse_shape as _parse_shape_type
-        from numba.np.arrayobj import _empty_nd_impl, _parse_shape
-    except ImportError:  # pragma: no cover - another numba: numpy's functions
-        _empty_nd_impl = None
-
-    def _allocation(fill_zeros):
-        def typer(typingctx, shape, dtype):
-            nb_dtype, ndim = _parse_dtype(dtype), _parse_shape_type(shape)
-            if nb_dtype is None or ndim is None:
-                return None
-            array = _types.Array(nb_dtype, ndim, "C")
-
-            def codegen(context, builder, sig, args):
-                ary = _empty_nd_impl(context, builder, array,
-                                     _parse_shape(context, builder, sig.args[0], args[0]))
-                if fill_zeros:
-                    _cgutils.memset(builder, ary.data, builder.mul(ary.itemsize, ary.nitems),
-                                     0)
-                return ary._getvalue()
-            return _signature(array, shape, dtype), codegen
-        return _intrinsic(typer)
-
-    if _empty_nd_impl is not None:
-        empty, zeros = _allocation(False), _allocation(True)

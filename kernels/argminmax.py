@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import empty, greater, njit
+from nnsim.kernels._builtins import empty, greater
+from nnsim.kernels._jit import njit
 
 __all__ = ["arg_max", "arg_min"]
 

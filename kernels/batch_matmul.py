@@ -23,7 +23,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier,
                                        multiply_by_quantized_multiplier_single_rounding,
                                        quantize_multiplier, wrap_int32)

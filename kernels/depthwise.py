@@ -34,10 +34,11 @@ from nnsim.kernels._dw_pairs import (_dw_pairs_part, _dw_pairs_step, pair_ring_b
 from nnsim.kernels._dw_widened import (_dw_s2_part, _dw_s2_step, _dw_widened_part,
                                        _dw_widened_step, compact_ring_bytes, ring_bytes,
                                        widened_weights)
-from nnsim.kernels._jit import (SIMD_MODE, VBMI, greater, lesser, njit, vf_add, vf_clamp, vf_load,
-                                vf_muladd, vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero,
-                                vi_add, vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb,
-                                vi_requantqb, vi_requantqr, vi_store4, vi_zero, vq_load)
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import (SIMD_MODE, VBMI, njit, vf_add, vf_clamp, vf_load, vf_muladd,
+                                vf_store, vf_storen, vf_zero, vh_load, vh_store, vh_zero, vi_add,
+                                vi_dpwssd, vi_load, vi_load8, vi_pack8q, vi_requantb, vi_requantqb,
+                                vi_requantqr, vi_store4, vi_zero, vq_load)
 from nnsim.kernels._gemm_common import _copy_run, _store8
 from nnsim.kernels.gemm import requant_params, shift_free
 

@@ -30,7 +30,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+
+from nnsim.kernels._jit import njit
 
 __all__ = ["DetectionParams", "detection_postprocess", "decode_boxes", "dequantize_scores"]
 

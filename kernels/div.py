@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import wrap_int32
 

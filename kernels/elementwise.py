@@ -38,9 +38,10 @@ import numpy as np
 
 from nnsim.kernels import _common as cm
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._jit import (greater, lesser, njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul,
-                                vi_pack8q, vi_requantq, vi_shl, vi_splat, vi_store4, vi_store8,
-                                vi_xor, vq_load, zeros)
+from nnsim.kernels._builtins import greater, lesser, zeros
+from nnsim.kernels._jit import (njit, vi_add, vi_and, vi_ashr, vi_load8, vi_mul, vi_pack8q,
+                                vi_requantq, vi_shl, vi_splat, vi_store4, vi_store8, vi_xor,
+                                vq_load)
 from nnsim.kernels.fixed_point import quantize_multiplier
 from nnsim.kernels.gemm import requant_params, shift_free
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier_single_rounding, wrap_int32
 
 __all__ = ["fully_connected_quant"]

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import rounding_divide_by_pot
 
 __all__ = ["w16", "srdhm16", "rdbpot16", "srmpot16", "sat_add16", "const16",

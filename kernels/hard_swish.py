@@ -21,7 +21,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier, rounding_divide_by_pot
 
 __all__ = ["hard_swish", "hard_swish_params"]

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit, zeros
+from nnsim.kernels._builtins import greater, lesser, zeros
+from nnsim.kernels._jit import njit
 
 __all__ = ["local_response_normalization"]
 

@@ -14,7 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, njit
+from nnsim.kernels._builtins import greater
+from nnsim.kernels._jit import njit
 
 __all__ = ["log_softmax"]
 

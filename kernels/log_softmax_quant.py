@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (count_leading_zeros_u32, exp_on_negative_values,
                                        multiply_by_quantized_multiplier_greater_than_one,
                                        multiply_by_quantized_multiplier_smaller_than_one_exp,

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, njit
+from nnsim.kernels._builtins import empty
+
+from nnsim.kernels._jit import njit
 
 __all__ = ["DENSE", "SPARSE", "SPARSE_DEPRECATED", "fingerprint64", "lsh_projection"]
 

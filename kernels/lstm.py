@@ -20,7 +20,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
+from nnsim.kernels._builtins import empty, greater, lesser, zeros
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.rnn import _apply_activation
 
 GATE_INPUT, GATE_FORGET, GATE_CELL, GATE_OUTPUT = 0, 1, 2, 3

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.expf import libm_expf
 
 __all__ = ["non_max_suppression"]

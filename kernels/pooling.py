@@ -18,7 +18,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+from nnsim.kernels._jit import njit
 
 __all__ = ["average_pool_2d", "max_pool_2d", "bind_pool_2d"]
 

@@ -32,7 +32,9 @@ import math
 
 import numpy as np
 
-from nnsim.kernels._jit import greater, lesser, njit, zeros
+from nnsim.kernels._builtins import greater, lesser, zeros
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier, quantize_multiplier,
                                        rounding_divide_by_pot, wrap_int32)
 from nnsim.kernels.normalization import _inv_sqrt_multiplier

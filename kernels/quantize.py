@@ -15,8 +15,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import (greater, lesser, njit, vi_add, vi_load8, vi_requant, vi_splat,
-                                vi_store8, zeros)
+from nnsim.kernels._builtins import greater, lesser, zeros
+from nnsim.kernels._jit import njit, vi_add, vi_load8, vi_requant, vi_splat, vi_store8
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import requant_params
 

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier, quantize_multiplier
 from nnsim.kernels.fixed_point16 import (logistic16, rdbpot16, sat_add16, srdhm16, srmpot16,
                                          tanh16)

@@ -33,7 +33,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, njit, zeros
+from nnsim.kernels._builtins import greater, zeros
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import _requantize_core, requant_params
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import qrange
 
 __all__ = ["concatenation", "concat_requant_params"]

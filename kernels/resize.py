@@ -26,7 +26,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+from nnsim.kernels._jit import njit
 
 __all__ = ["resize_bilinear", "float_scale", "integer_scale"]
 

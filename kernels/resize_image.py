@@ -19,7 +19,8 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 
 __all__ = ["resize_nearest_neighbor", "resize_bilinear_template", "resize_scale"]
 

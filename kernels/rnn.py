@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+
+from nnsim.kernels._jit import njit
 
 # ActivationFn of AOSP's ActivationFunctor (RNN family): 0 none, 1 relu, 3 relu6, 4 tanh,
 # 6 sigmoid. 2 (relu1) and 5 (sign bit) make ActivationFunctor abort.

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
+from nnsim.kernels._builtins import empty, greater, lesser, zeros
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (
     multiply_by_quantized_multiplier,
     quantize_multiplier,

@@ -29,7 +29,8 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.expf import expf_main, in_main_range, libm_expf
 from nnsim.kernels.fixed_point import (
     exp_on_negative_values,

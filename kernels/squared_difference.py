@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels._common import broadcast_flat
 from nnsim.kernels.fixed_point import (
     multiply_by_quantized_multiplier_smaller_than_one_exp as mbqm_exp,

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, njit
+from nnsim.kernels._builtins import empty
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.rnn import _apply_activation
 
 

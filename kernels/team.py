@@ -66,7 +66,8 @@ from pathlib import Path
 import numpy as np
 
 from nnsim.kernels._common import aligned_zeros, direct
-from nnsim.kernels._jit import JIT_ENABLED, SOURCES, greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import JIT_ENABLED, SOURCES, njit
 from nnsim.kernels._native import (as_pointer, at_add, at_cas, at_load, at_store, call_address,
                                    callback, carray, monotonic_ns, spin_pause)
 

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit, zeros
+from nnsim.kernels._builtins import empty, greater, lesser, zeros
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (multiply_by_quantized_multiplier as mbqm,
                                        quantize_multiplier, rounding_divide_by_pot, wrap_int32)
 from nnsim.kernels.fixed_point16 import logistic16, tanh16

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._jit import empty, greater, lesser, njit
+from nnsim.kernels._builtins import empty, greater, lesser
+
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import multiply_by_quantized_multiplier as mbqm
 from nnsim.kernels.fixed_point import quantize_multiplier, wrap_int32
 from nnsim.kernels.tfl_lstm import _act

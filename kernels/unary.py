@@ -26,7 +26,8 @@ import math
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._jit import greater, lesser, njit
+from nnsim.kernels._builtins import greater, lesser
+from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import (
     exp_on_negative_values,
     qrange,

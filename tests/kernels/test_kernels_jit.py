@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nnsim.kernels import _jit, _native
-from nnsim.kernels._jit import empty, greater, lesser, zeros
+from nnsim.kernels._builtins import empty, greater, lesser, zeros
 
 KERNELS_DIR = Path(_jit.__file__).parent
 
@@ -642,7 +642,7 @@ def _njit_calls(names):
 def test_kernels_call_no_numba_overload_compiled_in_every_process():
     """Cold-start economy (issue 13): numba compiles its implementations of min, max,
     np.empty, np.zeros and np.ones again in every process, for each argument type; kernels
-    call ``_jit.lesser`` / ``greater`` / ``empty`` / ``zeros`` instead, which compile nothing
+    call ``_builtins.lesser`` / ``greater`` / ``empty`` / ``zeros`` instead, which compile nothing
     of their own. (``len``, ``range`` and the scalar types are lowered in place.)"""
     assert _njit_calls({"min", "max", "np.empty", "np.zeros", "np.ones", "np.full"}) == []
 
@@ -753,7 +753,8 @@ def test_kernels_compile_no_min_max_or_array_overload(tmp_path):
 _FREED = r"""
 import numpy as np
 from numba.core.runtime import rtsys
-from nnsim.kernels._jit import empty, njit, zeros
+from nnsim.kernels._builtins import empty, zeros
+from nnsim.kernels._jit import njit
 
 @njit(cache=False)
 def scratch(n):
