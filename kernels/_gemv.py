@@ -1,8 +1,9 @@
 """CONV_2D of a single output pixel with a 1x1 filter (MobileNet's classifier, 1x1x1024 or
 1280 -> 1001: a matrix-vector product): the sums of :mod:`nnsim.kernels.gemm`'s micro-kernels,
-one pixel at a time (on AVX2, integer: a 64-channel tile per pass,
-:func:`nnsim.kernels._gemm_avx2._gemv_tile`; float: 8 columns of 16 channels per pass, from
-eight 1-column tiles, each 16-lane vector two 8-lane halves).
+one pixel at a time. Integer on AVX2: a 64-channel tile per pass,
+:func:`nnsim.kernels._gemm_avx2._gemv_tile` (on AVX-512 VNNI the micro-kernel's one-pixel pass
+serves, see ``gemm._Plan``). Float on AVX-512 and AVX2: 8 columns of 16 channels per pass (on
+AVX2 from eight 1-column tiles, each 16-lane vector two 8-lane halves).
 
 The 4-pixel micro-kernels would compute three unused pixels here, with one chain of
 multiply-adds per 16 channels. These loops take two 64-channel tiles (8 chains) per pass over
@@ -15,14 +16,12 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._builtins import empty, lesser
 from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
-from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE, _store8
+from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
-from nnsim.kernels._builtins import empty, lesser
-from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_bcast, vf_load, vf_muladd, vf_zero,
-                                vi_add, vi_bcast4, vi_dpbusd, vi_load, vi_pack8q, vi_requantb,
-                                vi_requantr, vi_splat, vi_store, vi_xor)
+from nnsim.kernels._jit import njit, vf_bcast, vf_load, vf_muladd, vf_zero
 
 
 @njit(_nrt=False)
@@ -34,8 +33,9 @@ def _quant_gemv_step(x, geo, prm, wp, qp, out, rb, sx, parts, t):
 
 @njit(_nrt=False)
 def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
-    """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) quantized plan
-    (``prm`` as :func:`nnsim.kernels._gemm_int._quant_conv_part` reads it; ``out`` its bytes)."""
+    """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) quantized plan on
+    AVX2 (``prm`` as :func:`nnsim.kernels._gemm_int._quant_conv_part` reads it; ``out`` its
+    bytes)."""
     rowcoef, kfill, zp, lo, hi = prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     groups = geo[10] * geo[11] // 4
@@ -46,73 +46,17 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
         # (an int64, not the literal 1: numba compiles a variant per literal)
         _row_sums(x, rb, np.int64(1), geo[10], geo[11], geo[12], sx, xflip)
         extra = np.int32(rowcoef * (sx[0] - kfill))
-    if SIMD_MODE == "avx2":   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
-        c = c_lo
-        while c < c_hi:
-            ncol = lesser(4, (cout - c + 15) // 16)
-            p = (c // _TILE) * groups * 256
-            if ncol == 4:
-                _gemv_tile(x, groups, wp, p, xflip != 0, qp, c, cpad, extra, zp, lo, hi, out,
-                           cout)
-            else:
-                for col in range(0, ncol, 2):
-                    _gemv_cols(x, groups, wp, p + 64 * col, 64 * ncol, col + 1 < ncol,
-                               xflip != 0, qp, c + 16 * col, cpad, extra, zp, lo, hi, out,
-                               cout)
-            c += _TILE
-        return
-    e = vi_splat(extra)
-    m = vi_splat(np.int32(-2139062144) if xflip else np.int32(0))   # int8 -> uint8 + 128
-    c = c_lo
+    c = c_lo   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
     while c < c_hi:
-        if c + 2 * _TILE <= c_hi:   # two whole tiles: 8 chains
-            _pair(x, groups, wp, (c // _TILE) * groups * 256, qp, c, cpad, e, m, zp, lo, hi,
-                  out)
-            c += 2 * _TILE
-        else:   # one tile, column by column (16 channels per chain)
-            ncol = lesser(4, (cout - c + 15) // 16)
-            for col in range(ncol):
-                a = vi_add(vi_load(qp, c + 16 * col), e)
-                p = (c // _TILE) * groups * 256 + 64 * col
-                for g in range(groups):
-                    a = vi_dpbusd(a, vi_xor(vi_bcast4(x, 4 * g), m), vi_load(wp, p))
-                    p += 64 * ncol
-                _store8(vi_requantb(a, qp, c + 16 * col, cpad, zp, lo, hi), out, c + 16 * col,
-                        cout - c - 16 * col)
-            c += _TILE
-
-
-#: How far ahead (bytes of each tile's stream) _pair prefetches the filter: 8 groups. 1280 ->
-#: 1001 (1.3 MB of weights), Zen 5: 17.3 -> 14.3-15.3 us (1 KB ahead 14.8-15.9, 4 KB 15.4-16.1,
-#: every other line 16.1-16.8). The AVX2 tile (_gemm_avx2._gemv_tile) gained nothing from it.
-_AHEAD = 2048
-
-
-@njit(_nrt=False, inline="always", inner=True)
-def _pair(x, groups, wp, p, qp, c, cpad, e, m, zp, lo, hi, out):
-    """Channels c..c + 128 (two whole tiles, weights from ``wp[p]``)."""
-    a0, a1 = vi_add(vi_load(qp, c), e), vi_add(vi_load(qp, c + 16), e)
-    a2, a3 = vi_add(vi_load(qp, c + 32), e), vi_add(vi_load(qp, c + 48), e)
-    a4, a5 = vi_add(vi_load(qp, c + 64), e), vi_add(vi_load(qp, c + 80), e)
-    a6, a7 = vi_add(vi_load(qp, c + 96), e), vi_add(vi_load(qp, c + 112), e)
-    q = p + groups * 256
-    for g in range(groups):
-        b = vi_xor(vi_bcast4(x, 4 * g), m)
-        for line in range(0, 256, 64):   # each stream's lines _AHEAD bytes on
-            vb_prefetch(wp, p + _AHEAD + line)
-            vb_prefetch(wp, q + _AHEAD + line)
-        a0, a1 = vi_dpbusd(a0, b, vi_load(wp, p)), vi_dpbusd(a1, b, vi_load(wp, p + 64))
-        a2, a3 = vi_dpbusd(a2, b, vi_load(wp, p + 128)), vi_dpbusd(a3, b, vi_load(wp, p + 192))
-        a4, a5 = vi_dpbusd(a4, b, vi_load(wp, q)), vi_dpbusd(a5, b, vi_load(wp, q + 64))
-        a6, a7 = vi_dpbusd(a6, b, vi_load(wp, q + 128)), vi_dpbusd(a7, b, vi_load(wp, q + 192))
-        p += 256
-        q += 256
-    vi_store(vi_pack8q(vi_requantr(a0, qp, c, cpad), vi_requantr(a1, qp, c + 16, cpad),
-                       vi_requantr(a2, qp, c + 32, cpad), vi_requantr(a3, qp, c + 48, cpad),
-                       zp, lo, hi), out, c)
-    vi_store(vi_pack8q(vi_requantr(a4, qp, c + 64, cpad), vi_requantr(a5, qp, c + 80, cpad),
-                       vi_requantr(a6, qp, c + 96, cpad), vi_requantr(a7, qp, c + 112, cpad),
-                       zp, lo, hi), out, c + 64)
+        ncol = lesser(4, (cout - c + 15) // 16)
+        p = (c // _TILE) * groups * 256
+        if ncol == 4:
+            _gemv_tile(x, groups, wp, p, xflip != 0, qp, c, cpad, extra, zp, lo, hi, out, cout)
+        else:
+            for col in range(0, ncol, 2):
+                _gemv_cols(x, groups, wp, p + 64 * col, 64 * ncol, col + 1 < ncol, xflip != 0,
+                           qp, c + 16 * col, cpad, extra, zp, lo, hi, out, cout)
+        c += _TILE
 
 
 @njit

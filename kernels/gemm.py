@@ -46,10 +46,24 @@ from nnsim.kernels._gemm_int import _quant_conv_part, _quant_conv_step
 from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
-           "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels"]
+           "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels",
+           "gemv_runs"]
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
+
+def gemv_runs(is_float: bool) -> bool:
+    """Whether a 1x1 convolution of one output pixel (a classifier), float or 8-bit, runs the
+    matrix-vector loops of :mod:`nnsim.kernels._gemv` rather than the GEMM core and its
+    micro-kernels: where those loops beat the micro-kernels' one-pixel pass clearly, float on
+    AVX-512 and AVX2, integer on AVX2 (MobileNet v1's 1024 -> 1001 152 against 359 us). An
+    integer one on AVX-512 VNNI takes ``_mk4``'s one-pixel pass (84 -> 101 us, v2's 1280 ->
+    1001 102 -> 116 us: 0.3% of the models), so no integer GEMV is compiled there, 1.1 s of
+    the shared models' cold start (issue 13; benchmarks/README.md, "Twenty-second
+    session"). The warm-up scans (``nnsim.ops.executor``, ``nnsim.tflite.warm_up``) read the
+    same rule for the micro-kernels a plan needs."""
+    return SIMD_MODE == "avx2" or (SIMD_MODE == "avx512vnni" and is_float)
+
 
 def compile_micro_kernels(couts=()) -> int:
     """Compile (or load from numba's cache) the micro-kernels of the integer GEMM core (the
@@ -284,9 +298,9 @@ class _Plan:
         self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
-        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv
+        # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv, or not
         self.gemv = (self.mode == _DIRECT and self.out_shape[:3] == (1, 1, 1)
-                     and SIMD_MODE in ("avx512vnni", "avx2"))
+                     and gemv_runs(dtype == np.float32))
 
     def _parallel(self, scratch):
         """For the current thread count (:mod:`nnsim.kernels.threads`): ``(parts, per-part

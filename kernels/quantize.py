@@ -82,8 +82,17 @@ def bind_dequantize(x, out, *, in_scale, in_zp):
     xb, flip, zp = x.reshape(-1), x.dtype.type(0), int(in_zp)
     if x.dtype == np.int8:   # read as uint8 + 128 (as _dequantize_flat)
         xb, flip, zp = xb.view(np.uint8), np.uint8(128), zp + 128
-    return partial(_dequantize_small_core, xb, flip, np.int32(zp), np.float32(in_scale),
-                   out.reshape(-1))
+    return partial(_dequantize_small_core, _read_only(xb), flip, np.int32(zp),
+                   np.float32(in_scale), out.reshape(-1))
+
+
+def _read_only(x):
+    """A read-only view of ``x``: :func:`_dequantize_small_core` always gets one (a model's
+    constants are read-only arrays), so numba compiles one variant of it, not a second one
+    for writable inputs (0.1-0.16 s of a cold start, issue 13)."""
+    view = x.view()
+    view.flags.writeable = False
+    return view
 
 
 def dequantize_into(x, out, *, in_scale, in_zp) -> bool:
@@ -213,7 +222,7 @@ def _dequantize_flat(x, in_scale, in_zp, out):
             x, flip, in_zp = x.view(np.uint8), np.uint8(128), int(in_zp) + 128
         else:
             flip = x.dtype.type(0)
-        _dequantize_small_core(x, flip, np.int32(in_zp), scale, out)
+        _dequantize_small_core(_read_only(x), flip, np.int32(in_zp), scale, out)
     else:
         _dequantize_core(x, float(scale), int(in_zp), out)
 

@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
+from nnsim.kernels.gemm import gemv_runs
 from nnsim.kernels.program import Program
 from nnsim.kernels.threads import get_num_threads
 from nnsim.ops.arena import share
@@ -426,27 +427,30 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
 
 
 def float_conv_channels(model) -> set[int]:
-    """The output channel counts of ``model``'s float CONV_2D operations with more than one
-    output pixel: those the float GEMM core runs, whose micro-kernels depend on the count
+    """The output channel counts of ``model``'s float CONV_2D operations that the float GEMM
+    core runs (more than one output pixel, or one where ``kernels.gemm.gemv_runs`` says no
+    matrix-vector loops do), whose micro-kernels depend on the count
     (``kernels.gemm.compile_float_micro_kernels``). Read from an NHWC output shape: for an
     NCHW one it names a width instead, and the child compiles a micro-kernel in vain."""
-    return _gemm_conv_channels(model, (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16))
+    return _gemm_conv_channels(model, (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16),
+                               gemv_runs(True))
 
 
 def quant_conv_channels(model) -> set[int]:
     """As :func:`float_conv_channels`, for quantized CONV_2D operations (8-bit input): the
     integer GEMM core's micro-kernels (``kernels.gemm.compile_micro_kernels``)."""
-    return _gemm_conv_channels(model, _QUANT8)
+    return _gemm_conv_channels(model, _QUANT8, gemv_runs(False))
 
 
-def _gemm_conv_channels(model, input_types) -> set[int]:
+def _gemm_conv_channels(model, input_types, gemv: bool) -> set[int]:
     channels = set()
     for op in model.operations:
         if op.type != OperationCode.CONV_2D or len(op.inputs) < 2 or not op.outputs:
             continue
         x, out = model.operands[op.inputs[0]], model.operands[op.outputs[0]]
         dims = tuple(int(d) for d in (out.dimensions or ()))
-        if x.type in input_types and len(dims) == 4 and dims[3] > 0 and dims[1:3] != (1, 1):
+        if (x.type in input_types and len(dims) == 4 and dims[3] > 0
+                and not (gemv and dims[1:3] == (1, 1))):
             channels.add(dims[3])
     return channels
 

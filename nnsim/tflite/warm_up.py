@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_micro_kernels,
-                                compile_padded_copy)
+                                compile_padded_copy, gemv_runs)
 from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
                                 is_windowed_conv, quant_conv_channels, warm_up_steps,
                                 windowed_variant)
@@ -100,10 +100,12 @@ def _scan(interp) -> _Plan:
         quantized = name == "Conv2D" and len(types) >= 2 and {types[0], types[1]} <= _QUANT8
         quantized_conv |= quantized
         windowed_conv |= name == "Conv2D" and windowed_variant(variant)
-        if name == "Conv2D" and variant is not None and not variant[2]:
-            if quantized:
+        if name == "Conv2D" and variant is not None:
+            # (one output pixel: the GEMM core's micro-kernels unless kernels.gemm.gemv_runs)
+            if quantized and not (variant[2] and gemv_runs(False)):
                 quant_couts.add(int(shapes[2][3]))
-            elif types[0] in (TensorType.FLOAT32, TensorType.FLOAT16):
+            elif (types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)
+                  and not (variant[2] and gemv_runs(True))):
                 float_couts.add(int(shapes[2][3]))
     return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts)
 

@@ -218,6 +218,32 @@ def test_dequantize_every_value_matches_the_float64_product(dtype):
             np.testing.assert_array_equal(out, want)
 
 
+def test_dequantize_compiles_one_variant_for_writable_and_read_only_inputs():
+    """A bound DEQUANTIZE of a writable tensor and one of a model's read-only constants (int8
+    and uint8 alike, read as uint8) run the same compiled variant of the small-integer core:
+    numba compiles one, not a second for writable inputs (issue 13's cold start); the
+    results are those of the float64 product."""
+    from nnsim.kernels._jit import JIT_ENABLED
+
+    if not JIT_ENABLED:
+        pytest.skip("no compiled variants with the JIT off")
+    rng = np.random.default_rng(3)
+    for dtype in (np.uint8, np.int8):
+        x = random_q(rng, dtype, (5, 7))
+        constant = x.copy()
+        constant.flags.writeable = False
+        want = (float(np.float32(0.05)) * (x.astype(np.float64) - 3)).astype(np.float32)
+        out = np.empty(x.shape, np.float32)
+        quantize.bind_dequantize(x, out, in_scale=0.05, in_zp=3)()
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(quantize.dequantize(constant, in_scale=0.05, in_zp=3),
+                                      want)
+    # (other tests compile the 16-bit variants)
+    bytes_in = [sig for sig in quantize._dequantize_small_core.signatures
+                if str(sig[0].dtype) == "uint8"]
+    assert len(bytes_in) == 1 and bytes_in[0][0].mutable is False
+
+
 def test_dequantize_per_tensor_and_per_channel():
     x = np.array([[0, 1], [2, 3]], np.uint8)
     assert quantize.dequantize(x, in_scale=0.5, in_zp=1).tolist() == [[-0.5, 0], [0.5, 1.0]]
