@@ -87,7 +87,9 @@ def _scan(interp) -> _Plan:
                     units.setdefault(("nnapi",) + kind, warm)
                     quantized_conv |= is_quantized_conv(kind)
                     windowed_conv |= is_windowed_conv(kind)
-                quant_couts |= quant_conv_channels(model)
+                couts = quant_conv_channels(model)   # (FULLY_CONNECTED's too)
+                quant_couts |= couts
+                quantized_conv |= bool(couts)
                 float_couts |= float_conv_channels(model)
             continue
         types = tuple(interp._sg.tensors[i].type for i in inputs if i >= 0)

@@ -134,7 +134,10 @@ def test_warm_up_compiles_the_padded_copy_before_anything_else(shared_models, mo
     (MODEL, [("float", (8,)), ("float", (16,)), ("float", (32,)), ("float", (64,)),
              ("float", (128,)), ("float", (256,)), ("padded",)]),
     ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", [("micro", V1_QUANT_COUTS), ("padded",)]),
-    ("ad01_int8.tflite", [])])   # FULLY_CONNECTED only: nothing to compile ahead
+    # FULLY_CONNECTED only, batch 1: on the NNAPI path the integer GEMM core's micro-kernels
+    # of its 8, 128 and 640 units unless the matrix-vector loops run them (AVX2); the TFLite
+    # CPU path's own FULLY_CONNECTED kernel needs nothing ahead
+    ("ad01_int8.tflite", "ad01")])
 @pytest.mark.parametrize("delegated", [True, False])
 def test_spare_compiles_of_the_first_invoke(shared_models, monkeypatch, name, expected,
                                             delegated):
@@ -154,6 +157,8 @@ def test_spare_compiles_of_the_first_invoke(shared_models, monkeypatch, name, ex
     else:
         interp = Interpreter(model_path=str(shared_models / name))
         interp.allocate_tensors()
+    if expected == "ad01":
+        expected = ([("micro", {8, 128, 640})] if delegated and not gemv_runs(False) else [])
     interp.invoke()
     steps = interp._steps
     tasks = interp._spare_compiles()
@@ -173,6 +178,32 @@ def test_windowed_convolutions():
     assert not executor.windowed_variant(((1, 1), (1, 1), False))
     assert not executor.windowed_variant(((7, 7), (7, 7), True))
     assert not executor.windowed_variant(None)
+
+
+def test_gemm_channel_counts_of_convolutions_and_fully_connected_layers():
+    """The channel counts whose GEMM micro-kernels the child compiles: CONV_2D outputs (NHWC)
+    and FULLY_CONNECTED ones ([batch, units], a 1x1 convolution over the batch), except one
+    output pixel (a 1x1 CONV_2D output, a batch of 1) where the matrix-vector loops run it
+    (``kernels.gemm.gemv_runs``: float on AVX-512 and AVX2, integer on AVX2)."""
+    from types import SimpleNamespace as NS
+
+    from nnsim.types import OperandType as T
+
+    def model(input_type):
+        dims = [(1, 8, 8, 3), (1, 4, 4, 24), (1, 1, 1, 40), (2, 1, 1, 72), (1, 16), (3, 56)]
+        operands = [NS(type=input_type, dimensions=d) for d in dims]
+        ops = [NS(type=OperationCode.CONV_2D, inputs=[0, 0], outputs=[o]) for o in (1, 2, 3)]
+        ops += [NS(type=OperationCode.FULLY_CONNECTED, inputs=[0, 0], outputs=[o])
+                for o in (4, 5)]
+        ops.append(NS(type=OperationCode.ADD, inputs=[0, 0], outputs=[1]))
+        return NS(operations=ops, operands=operands)
+
+    for channels, input_type, is_float in (
+            (executor.quant_conv_channels, T.TENSOR_QUANT8_ASYMM, False),
+            (executor.float_conv_channels, T.TENSOR_FLOAT32, True)):
+        one_pixel = set() if gemv_runs(is_float) else {40, 16}
+        assert channels(model(input_type)) == {24, 72, 56} | one_pixel
+        assert channels(model(T.TENSOR_INT32)) == set()
 
 
 def test_micro_kernels_of_the_channel_counts_compiled_skipping_a_claimed_one(monkeypatch):
