@@ -261,6 +261,23 @@ def direct(call):
     return call if variant is None else functools.partial(variant.entry_point, *call.args)
 
 
+def compile_ahead(call) -> None:
+    """Compile (or load from numba's cache) now, without running anything, the variant of
+    each compiled core that the bound ``call`` (``partial(core, *args)``, or :func:`in_turn`
+    of such) runs, for a caller that wants them compiled before something else (a GEMM
+    plan's core before its micro-kernels, :mod:`nnsim.kernels.gemm`). Anything else (a layer
+    in parts, the JIT off) is left to its first call."""
+    if not isinstance(call, functools.partial) or call.keywords:
+        return
+    if call.func is _in_turn:
+        for piece in call.args[0]:
+            compile_ahead(piece)
+        return
+    core = call.func
+    if hasattr(core, "typeof_pyval") and hasattr(core, "overloads"):
+        core.compile(tuple(core.typeof_pyval(a) for a in call.args))
+
+
 def nothing():
     """A bound call with no work (a step whose output is a view of a fixed buffer);
     :mod:`nnsim.kernels.program` gives it no row."""

@@ -38,7 +38,8 @@ from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER,
                                         _IMPLICIT, _ROWS, _TILE, _fill_padded)
 from nnsim.kernels._claims import Claimed
-from nnsim.kernels._common import aligned_copy, aligned_full, aligned_zeros, in_turn
+from nnsim.kernels._common import (aligned_copy, aligned_full, aligned_zeros, compile_ahead,
+                                   in_turn)
 from nnsim.kernels._jit import JIT_ENABLED, QP_ROWS, SIMD_MODE, njit
 from nnsim.kernels._gemm_float import _float_conv_part, _float_conv_step
 from nnsim.kernels._gemv import _float_gemv, _float_gemv_step, _quant_gemv, _quant_gemv_step
@@ -423,13 +424,21 @@ class QuantGemmPlan(_Plan):
                 return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
             return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0],
                                      units=(_ROWS, _TILE))
-        if self.mks is None:   # compiled when first bound (by the invoke that needs them)
-            self.mks = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
-        args = (self.geo, self.prm, self.wpk, self.qp, self.mks,
+        # the micro-kernels' addresses, compiled when first bound (by the invoke that needs
+        # them), after the core: a compiling child forked at the invoke's first compilation
+        # (nnsim.tools.warmup) compiles them meanwhile. ad01 (FULLY_CONNECTED only) compiled
+        # its _mk4, then the core, while the child had only _mk1 to do.
+        mks = np.zeros(3, np.int64) if self.mks is None else self.mks
+        args = (self.geo, self.prm, self.wpk, self.qp, mks,
                 out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2])
-        return self._bind_core(_quant_conv_part, _quant_conv_step, xb, xb,
+        call = self._bind_core(_quant_conv_part, _quant_conv_step, xb, xb,
                                128 if self.flip else 0, args,
                                (self.cols, self.rb, self.sx, *self.scratch))
+        if self.mks is None:   # (addresses filled in before the call can run)
+            compile_ahead(call)
+            mks[:] = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
+            self.mks = mks
+        return call
 
 
 class FloatGemmPlan(_Plan):

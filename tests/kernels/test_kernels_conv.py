@@ -584,6 +584,40 @@ def test_single_pixel_1x1_matches_micro_kernels_and_reference(dtype, monkeypatch
             np.testing.assert_array_equal(out, want)
 
 
+def test_quantized_plan_compiles_its_core_before_its_micro_kernels(monkeypatch):
+    """A quantized GEMM plan's first bind compiles (or loads) the core's variant for its
+    arrays first, then its micro-kernels (a compiling child forked at the first compilation
+    takes those meanwhile), and fills their addresses in before the bound call can run: the
+    results equal the reference kernel's, for a windowed layer (padded copy first) and a
+    1x1 one; a second bind compiles nothing more."""
+    from nnsim.kernels import _gemm_int, gemm
+
+    order = []
+    ahead, micro = gemm.compile_ahead, _gemm_int.micro_kernels
+    monkeypatch.setattr(gemm, "compile_ahead", lambda call: (order.append("core"), ahead(call)))
+    monkeypatch.setattr(_gemm_int, "micro_kernels",
+                        lambda *a: (order.append("micro"), micro(*a))[1])
+    rng = np.random.default_rng(5)
+    for kh, stride, pad in ((3, 2, 1), (1, 1, 0)):
+        x = random_q(rng, np.uint8, (1, 9, 11, 24))
+        w = random_q(rng, np.uint8, (40, kh, kh, 24))
+        bias = rng.integers(-500, 500, 40).astype(np.int32)
+        g = dict(stride_h=stride, stride_w=stride, pad_top=pad, pad_bottom=pad, pad_left=pad,
+                 pad_right=pad, in_scale=0.02, in_zp=3, w_scales=[0.004], w_zp=120,
+                 out_scale=0.5, out_zp=9)
+        plan, out_shape = conv.prepare_conv_2d(x.shape, np.uint8, w, bias, **g)
+        order.clear()
+        out = np.zeros(out_shape, np.uint8)
+        call = plan.bind(x, out)
+        assert order == ["core", "micro"]
+        assert list(plan.mks) == list(micro(plan.cout, plan.qp.dtype))   # (JIT off: numbers)
+        call()
+        np.testing.assert_array_equal(out, ref_conv.conv_2d(x, w, bias, **g))
+        order.clear()
+        plan.bind(x, np.zeros(out_shape, np.uint8))
+        assert order == []
+
+
 # --- float convolutions that read their input in place ------------------------------------------
 
 IN_PLACE_CASES = {
