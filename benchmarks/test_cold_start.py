@@ -7,6 +7,14 @@ empty cache (each run compiles what no earlier run compiled), then the same runs
 cache; the difference of the totals is the compile time of the set's kernels (about 1 min a
 round). Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
 (``NUMBA_CPU_NAME=haswell`` compiles the AVX2 kernels instead).
+
+A fresh install is a Python environment holding nnsim and what it installs: run this from one
+(``python -m venv v && v/bin/pip install -e ".[test]"``, then ``v/bin/python -m pytest ...``).
+numba uses optional packages it finds: at its first compilation in a process it imports
+scipy's BLAS bindings when scipy is there (a trivial first compilation 0.43-0.52 s with this
+project's VM's system Python against 0.23-0.24 s in such an environment), and it colours with
+colorama, when that is there, the message of every typing attempt that fails (about 2% of the
+shared models' compile time in a profile; benchmarks/README.md, "Twenty-second session").
 """
 from __future__ import annotations
 

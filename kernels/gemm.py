@@ -426,8 +426,8 @@ class QuantGemmPlan(_Plan):
                                      units=(_ROWS, _TILE))
         # the micro-kernels' addresses, compiled when first bound (by the invoke that needs
         # them), after the core: a compiling child forked at the invoke's first compilation
-        # (nnsim.tools.warmup) compiles them meanwhile. ad01 (FULLY_CONNECTED only) compiled
-        # its _mk4, then the core, while the child had only _mk1 to do.
+        # (nnsim.tools.warmup) compiles them meanwhile (micro-kernels first, ad01 compiled its
+        # _mk4 and then the core while the child had only _mk1 to do)
         mks = np.zeros(3, np.int64) if self.mks is None else self.mks
         args = (self.geo, self.prm, self.wpk, self.qp, mks,
                 out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2])
