@@ -48,7 +48,7 @@ from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
            "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels",
-           "gemv_runs"]
+           "gemv_runs", "gemm_channels"]
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
@@ -64,6 +64,16 @@ def gemv_runs(is_float: bool) -> bool:
     session"). The warm-up scans (``nnsim.ops.executor``, ``nnsim.tflite.warm_up``) read the
     same rule for the micro-kernels a plan needs."""
     return SIMD_MODE == "avx2" or (SIMD_MODE == "avx512vnni" and is_float)
+
+
+def gemm_channels(out_shape, is_float: bool) -> int | None:
+    """The channel count whose micro-kernels a convolution of output ``out_shape`` (NHWC, or a
+    FULLY_CONNECTED's ``[batch, units]``) needs, for the warm-up scans; None when the shape is
+    unknown or the matrix-vector loops run it (one output pixel, :func:`gemv_runs`)."""
+    dims = tuple(int(d) for d in out_shape)
+    if len(dims) not in (2, 4) or dims[-1] <= 0:
+        return None
+    return None if all(d == 1 for d in dims[:-1]) and gemv_runs(is_float) else dims[-1]
 
 
 def compile_micro_kernels(couts=()) -> int:

@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
-from nnsim.kernels.gemm import gemv_runs
+from nnsim.kernels.gemm import gemm_channels
 from nnsim.kernels.program import Program
 from nnsim.kernels.threads import get_num_threads
 from nnsim.ops.arena import share
@@ -429,33 +429,32 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
 def float_conv_channels(model) -> set[int]:
     """The output channel counts of ``model``'s float CONV_2D and FULLY_CONNECTED operations
     (a 1x1 convolution over the batch: ``ops.fully_connected.plan``) that the float GEMM core
-    runs (more than one output pixel, or one where ``kernels.gemm.gemv_runs`` says no
-    matrix-vector loops do), whose micro-kernels depend on the count
+    runs (``kernels.gemm.gemm_channels``: not one output pixel the matrix-vector loops run),
+    whose micro-kernels depend on the count
     (``kernels.gemm.compile_float_micro_kernels``). Read from an NHWC output shape: for an
     NCHW one it names a width instead, and the child compiles a micro-kernel in vain."""
     return _gemm_conv_channels(model, (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16),
-                               gemv_runs(True))
+                               True)
 
 
 def quant_conv_channels(model) -> set[int]:
     """As :func:`float_conv_channels`, for quantized operations (8-bit input): the integer
     GEMM core's micro-kernels (``kernels.gemm.compile_micro_kernels``)."""
-    return _gemm_conv_channels(model, _QUANT8, gemv_runs(False))
+    return _gemm_conv_channels(model, _QUANT8, False)
 
 
-def _gemm_conv_channels(model, input_types, gemv: bool) -> set[int]:
+def _gemm_conv_channels(model, input_types, is_float: bool) -> set[int]:
     channels = set()
     for op in model.operations:
         rank = {OperationCode.CONV_2D: 4, OperationCode.FULLY_CONNECTED: 2}.get(op.type)
         if rank is None or len(op.inputs) < 2 or not op.outputs:
             continue
         x, out = model.operands[op.inputs[0]], model.operands[op.outputs[0]]
-        dims = tuple(int(d) for d in (out.dimensions or ()))
-        if x.type not in input_types or len(dims) != rank or dims[-1] <= 0:
-            continue
-        # one output pixel (a 1x1 CONV_2D output, a FULLY_CONNECTED batch of 1), as gemm._Plan
-        if not (gemv and all(d == 1 for d in dims[:-1])):
-            channels.add(dims[-1])
+        dims = tuple(out.dimensions or ())
+        if x.type in input_types and len(dims) == rank:
+            cout = gemm_channels(dims, is_float)
+            if cout is not None:
+                channels.add(cout)
     return channels
 
 

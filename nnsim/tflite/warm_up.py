@@ -9,7 +9,7 @@ from typing import NamedTuple
 import numpy as np
 
 from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_micro_kernels,
-                                compile_padded_copy, gemv_runs)
+                                compile_padded_copy, gemm_channels)
 from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
                                 is_windowed_conv, quant_conv_channels, warm_up_steps,
                                 windowed_variant)
@@ -103,12 +103,10 @@ def _scan(interp) -> _Plan:
         quantized_conv |= quantized
         windowed_conv |= name == "Conv2D" and windowed_variant(variant)
         if name == "Conv2D" and variant is not None:
-            # (one output pixel: the GEMM core's micro-kernels unless kernels.gemm.gemv_runs)
-            if quantized and not (variant[2] and gemv_runs(False)):
-                quant_couts.add(int(shapes[2][3]))
-            elif (types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)
-                  and not (variant[2] and gemv_runs(True))):
-                float_couts.add(int(shapes[2][3]))
+            is_float = types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)
+            cout = gemm_channels(shapes[2], is_float) if quantized or is_float else None
+            if cout is not None:
+                (float_couts if is_float else quant_couts).add(cout)
     return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts)
 
 
