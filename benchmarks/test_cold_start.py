@@ -3,9 +3,12 @@ compiling child of nnsim/tools/warmup.py and without it (``NNSIM_WARM_UP=0``), a
 round by round; the warm run (filled cache) alongside for reference. Each round is a new
 process on a new empty ``NUMBA_CACHE_DIR``, so a round takes the whole compile time (about
 10 s). The whole shared model set: every model's first `nnsim run`, one after the other on one
-empty cache (each run compiles what no earlier run compiled), then the same runs on the filled
-cache; the difference of the totals is the compile time of the set's kernels (about 1 min a
-round). Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
+empty cache (each run compiles what no earlier run compiled), each followed at once by the same
+run on the cache it filled; the difference of the totals is the compile time of the set's
+kernels (about 1 min a round). Each warm run comes right after its cold one because this
+project's VMs change speed by up to 50% within minutes: with all cold runs first and all warm
+ones a minute later, the difference of two 40 s totals moved by 5-10 s with the host alone.
+Run: ``python -m pytest benchmarks/test_cold_start.py -s --benchmark-columns=median,rounds``
 (``NUMBA_CPU_NAME=haswell`` compiles the AVX2 kernels instead).
 
 A fresh install is a Python environment holding nnsim and what it installs: run this from one
@@ -69,9 +72,11 @@ def test_cold_start_whole_model_set(benchmark):
     per_model: dict = {}
 
     def one_round():
+        cold, warm = [], []
         with tempfile.TemporaryDirectory() as cache:
-            cold = [_run(cache, "1", m) for m in models]
-            warm = [_run(cache, "1", m) for m in models]
+            for m in models:   # each first run, then the same run warm right after it
+                cold.append(_run(cache, "1", m))
+                warm.append(_run(cache, "1", m))
         compile_s.append(sum(cold) - sum(warm))
         for m, c, w in zip(models, cold, warm):
             per_model.setdefault(m, []).append(c - w)
