@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import collections
 import contextlib
+import io
 import os
 import sys
 import tempfile
@@ -37,8 +38,9 @@ def main(argv=None) -> int:
     models = args.models or sorted(str(p) for p in MODELS.glob("*.tflite"))
     if not models:
         parser.error(f"no models given and none in {MODELS}")
+    if "numba" in sys.modules:   # its cache directory is fixed when it is first imported
+        parser.error("numba is already imported in this process: run this in a new one")
     with tempfile.TemporaryDirectory() as cache:
-        # numba reads its cache directory when first imported: set before anything imports it
         os.environ["NUMBA_CACHE_DIR"] = cache
         os.environ["NNSIM_WARM_UP"] = "0"
         calls, ir_lines = _count(models)
@@ -84,15 +86,17 @@ def _count(models):
     codegen.CPUCodeLibrary._optimize_final_module = counting_optimize
     try:
         with open(os.devnull, "w") as quiet:
-            for model in models:   # (what the runs print is not wanted here)
+            for model in models:   # (what a run prints is not wanted, unless it fails)
+                said = io.StringIO()
                 sys.setprofile(profile)
                 try:
-                    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+                    with contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(said):
                         status = nnsim_main(["run", model])
                 finally:
                     sys.setprofile(None)
                 if status:
-                    raise SystemExit(f"nnsim run {model} failed (exit status {status})")
+                    raise SystemExit(f"nnsim run {model} failed (exit status {status}):\n"
+                                     + said.getvalue()[-2000:])
     finally:
         codegen.CPUCodeLibrary._optimize_final_module = optimize
         event.unregister("numba:compile", listener)
