@@ -6,10 +6,11 @@ serves, see ``gemm._Plan``). Float on AVX-512 and AVX2: 8 columns of 16 channels
 AVX2 from eight 1-column tiles, each 16-lane vector two 8-lane halves).
 
 The 4-pixel micro-kernels would compute three unused pixels here, with one chain of
-multiply-adds per 16 channels. These loops take two 64-channel tiles (8 chains) per pass over
-the taps; the weights (1.3 MB for MobileNet v2, mostly not in cache) stream by once. Integer
-sums are exact, so the result is the same; float sums keep TFLite's order (each output's taps
-one at a time in k order from 0.0, then the bias).
+multiply-adds per 16 channels. These loops take more chains per pass over the taps (float: two
+64-channel tiles, 8 chains; integer, AVX2: a whole tile, four 16-channel columns); the weights
+(1.3 MB for MobileNet v2, mostly not in cache) stream by once. Integer sums are exact, so the
+result is the same; float sums keep TFLite's order (each output's taps one at a time in k order
+from 0.0, then the bias).
 """
 
 from __future__ import annotations
