@@ -22,21 +22,53 @@ from nnsim.kernels._gemm_avx2 import _gemv_cols, _gemv_tile
 from nnsim.kernels._gemm_common import _FLOAT_COLS, _TILE
 from nnsim.kernels._gemm_float import _emit_f
 from nnsim.kernels._gemm_int import _row_sums
+from nnsim.kernels._claims import Claimed
 from nnsim.kernels._jit import njit, vf_bcast, vf_load, vf_muladd, vf_zero
+from nnsim.kernels._native import call_native, native_address
+
+
+#: The argument types of :func:`nnsim.kernels._gemm_avx2._gemv_tile` and ``_gemv_cols``
+#: (codes of :func:`nnsim.kernels._native.native_types`; the requantization table uint32 or
+#: int32): :func:`_quant_gemv` calls them through their addresses (:func:`micro_kernels`).
+_TILE_CODES = "u8 i i8 i i u32|i32 i i i i i i u8 i"
+_COLS_CODES = "u8 i i8 i i i i u32|i32 i i i i i i u8 i"
+
+
+def micro_kernels(qp_dtype) -> np.ndarray:
+    """int64 [2]: the addresses of :func:`nnsim.kernels._gemm_avx2._gemv_tile` and
+    ``_gemv_cols`` for a requantization table of ``qp_dtype`` (uint32 or int32), compiled (or
+    loaded from numba's cache) here. Called through their addresses, they compile once, apart
+    from :func:`_quant_gemv` (whose compilation optimised and compiled their code again: 1.1 s
+    of a first run of ad01_int8, issue 13), and the cold start's compiling child compiles them
+    while the invoke compiles the core (:func:`compile_micro_kernels`)."""
+    table = "u32" if np.dtype(qp_dtype) == np.uint32 else "i32"
+    return np.array([native_address(_gemv_tile, _TILE_CODES.replace("u32|i32", table)),
+                     native_address(_gemv_cols, _COLS_CODES.replace("u32|i32", table))],
+                    np.int64)
+
+
+def compile_micro_kernels(qp_dtype=np.uint32) -> int:
+    """Compile (or load) :func:`micro_kernels`, skipping one the other process is compiling
+    (:class:`nnsim.kernels._claims.Claimed`): 1 when both were compiled or loaded here."""
+    try:
+        micro_kernels(qp_dtype)
+    except Claimed:
+        return 0
+    return 1
 
 
 @njit(_nrt=False)
-def _quant_gemv_step(x, geo, prm, wp, qp, out, rb, sx, parts, t):
+def _quant_gemv_step(x, geo, prm, wp, qp, out, mks, rb, sx, parts, t):
     """Part ``t`` of :func:`_quant_gemv` in parts (:mod:`nnsim.kernels.team`): channels
     ``parts[t, 2:4]`` (multiples of 64, or the end) with its own ``rb[t]``, ``sx[t]``."""
-    _quant_gemv(x, geo, prm, wp, qp, out, rb[t], sx[t], parts[t, 2], parts[t, 3])
+    _quant_gemv(x, geo, prm, wp, qp, out, mks, rb[t], sx[t], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)
-def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
+def _quant_gemv(x, geo, prm, wp, qp, out, mks, rb, sx, c_lo, c_hi):
     """Channels ``c_lo:c_hi`` of the one output pixel of a direct (1x1) quantized plan on
     AVX2 (``prm`` as :func:`nnsim.kernels._gemm_int._quant_conv_part` reads it; ``out`` its
-    bytes)."""
+    bytes); ``mks``: the addresses of :func:`micro_kernels`."""
     rowcoef, kfill, zp, lo, hi = prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     groups = geo[10] * geo[11] // 4
@@ -47,16 +79,19 @@ def _quant_gemv(x, geo, prm, wp, qp, out, rb, sx, c_lo, c_hi):
         # (an int64, not the literal 1: numba compiles a variant per literal)
         _row_sums(x, rb, np.int64(1), geo[10], geo[11], geo[12], sx, xflip)
         extra = np.int32(rowcoef * (sx[0] - kfill))
+    signed = np.int64(xflip != 0)   # (ints: the calls through an address take no bool)
     c = c_lo   # 16 ymm registers: vd accumulators (kernels/_gemm_avx2.py)
     while c < c_hi:
         ncol = lesser(4, (cout - c + 15) // 16)
         p = (c // _TILE) * groups * 256
         if ncol == 4:
-            _gemv_tile(x, groups, wp, p, xflip != 0, qp, c, cpad, extra, zp, lo, hi, out, cout)
+            call_native(mks[0], (x, groups, wp, p, signed, qp, c, cpad, extra, zp, lo, hi, out,
+                                 cout), _TILE_CODES)
         else:
             for col in range(0, ncol, 2):
-                _gemv_cols(x, groups, wp, p + 64 * col, 64 * ncol, col + 1 < ncol, xflip != 0,
-                           qp, c + 16 * col, cpad, extra, zp, lo, hi, out, cout)
+                call_native(mks[1], (x, groups, wp, p + 64 * col, 64 * ncol,
+                                     np.int64(col + 1 < ncol), signed, qp, c + 16 * col, cpad,
+                                     extra, zp, lo, hi, out, cout), _COLS_CODES)
         c += _TILE
 
 

@@ -173,7 +173,7 @@ def prepare_depthwise_conv_2d(x_shape, x_dtype, w, bias, *, depth_multiplier, st
     plan.flip = 0
     plan.weights = _pad_channels(w[0].astype(np.float32), plan.cpad)
     plan.bias = _pad_channels(cm.bias_float32(bias, cout), plan.cpad)
-    if cout == 8:   # lanes 8-15 repeat 0-7: two window positions per vector (_dw_float_part)
+    if cout == 8:   # lanes 8-15 repeat 0-7: two window positions per vector (_dw3x3_float_part)
         for a in (plan.weights, plan.bias):
             a.reshape(-1, 16)[:, 8:] = a.reshape(-1, 16)[:, :8]
     plan.clamp = np.array(cm.float_clamp(fuse), np.float32)
@@ -195,7 +195,8 @@ class _Plan:
     output row first needs it), so the padding costs a few rows of memory, not a copy of the
     input; float 3x3 stride-2 rows whose input rows lie inside the input read them in place
     and take only their edge windows' pixels through the ring (:func:`_edge_rows`); float 3x3
-    stride-1 rows, computed two at a time, need a ring of 4 rows (:func:`_two_rows`).
+    stride-1 rows, computed two at a time, need a ring of 4 rows (:func:`_two_rows`) and a
+    spare row (:func:`_dw3x3_float_rows2_part`).
     A depth multiplier > 1 uses a whole padded copy with the channels repeated."""
 
     def __init__(self, x_shape, out_shape, dtype, pads, m, geo, fill):
@@ -212,6 +213,11 @@ class _Plan:
         if dtype == np.float32 and self.ring and _two_rows(geo):
             span += 1   # the input rows of two output rows (_dw3x3_float_rows2)
         rows = span if self.ring else n * hp
+        # (part, step) of a float layer (:func:`_float_core`)
+        self.float_core = _float_core(geo, self.cout, self.ring) if dtype == np.float32 \
+            else None
+        if self.float_core is not None and self.float_core[0] is _dw3x3_float_rows2_part:
+            rows += 1   # the spare row: an odd last output row's dropped second one
         # + 16 elements: a vector load of the last channels stays inside
         self.src = cm.aligned_full(rows * wp * self.cout + 16, fill, dtype)
         if not self.ring:
@@ -254,7 +260,7 @@ class _Plan:
         common += (self.slots, self.rows) if split is None else (split[2], split[3])
         xb = x.view(np.uint8).reshape(-1)
         if out.dtype.kind == "f":
-            core = _dw_float_part if split is None else _dw_float_step
+            core = self.float_core[split is not None]
             args = (self.weights, self.bias, self.clamp, out.reshape(-1))
             x = x.reshape(-1)
         else:   # int8 read as uint8 (module doc)
@@ -462,6 +468,21 @@ def _two_rows(geo):
     return tuple(int(g) for g in geo) == (3, 3, 1, 1, 1, 1)
 
 
+def _float_core(geo, cout, ring):
+    """``(part, step)``: the float core of a layer (its class compiled apart, so that a model
+    compiles only the classes it has and the cold start's two processes two of them at once,
+    see :mod:`nnsim.tools.warmup`): :func:`_dw3x3_float_rows2_part` when the rows go two at a
+    time (:func:`_two_rows` with the ring, not the 8-channel pairs of :func:`_dw3x3_float_part`),
+    :func:`_dw3x3_float_part` for the other 3x3 undilated windows, :func:`_dw_float_part`
+    (every tap in turn) for the rest."""
+    g = tuple(int(v) for v in geo)
+    if ring and _two_rows(geo) and not (cout == 8 and not _HALF_ROWS):
+        return _dw3x3_float_rows2_part, _dw3x3_float_rows2_step
+    if g[:2] == (3, 3) and g[4:] == (1, 1):
+        return _dw3x3_float_part, _dw3x3_float_step
+    return _dw_float_part, _dw_float_step
+
+
 @njit(_nrt=False)
 def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, parts, t):
@@ -474,47 +495,103 @@ def _dw_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clam
 @njit(_nrt=False)
 def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
                    out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
-    """As :func:`_dw_quant_part`, float32. A 3x3 stride-2 row whose three input rows all lie
-    inside the input reads them in place (:func:`_in_place_columns`): the ring then holds only
-    the few pixels its first and last windows read, so the input is not copied. 3x3 stride-1
-    rows go two at a time (:func:`_dw3x3_float_rows2`; an image's or a part's odd last row
-    alone; 8 channels on AVX-512 as before, two positions per vector), the same operations for
-    each sum as one at a time."""
+    """As :func:`_dw_quant_part`, float32, any window: each output vector's taps summed in
+    (ky, kx) order from 0.0 (:func:`_dw_float_taps`), then the bias added."""
     kh, kw, stride_w, dil_w = geo[0], geo[1], geo[3], geo[5]
-    h, w_in, pt, pl = dims[0], dims[1], dims[2], dims[3]
     out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
     lo, hi = clamp[0], clamp[1]
-    fast = kh == 3 and kw == 3 and geo[4] == 1 and dil_w == 1
-    # 8 channels, stride 1: two window positions' channels per 16-lane vector (weights and
-    # bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then an odd last position
-    # in 8 lanes (one call site each: a second one compiled the inlined row again, 0.5 s more
-    # at a cold start)
-    pairs = fast and cout == 8 and stride_w == 1 and not _HALF_ROWS
-    step = stride_w * cout
-    # stride 1 stays on the ring: its rows, each read by three output rows, ran slower in
-    # place (14x14x128 13.7 -> 16.7 us, benchmarks/README.md "Fifteenth session")
-    in_place_ok = ring and fast and stride_w == 2 and cout % 8 == 0
-    ox_lo, ox_hi = _in_place_columns(in_place_ok, w_in, pl, stride_w, out_w)
-    # stride-1 rows two at a time (a ring of 4 rows, see _Plan): the two middle input rows'
-    # pixels are loaded once for both (_dw3x3_float_rows2)
-    two = fast and stride_w == 1 and geo[2] == 1 and ring and dims[6] == 4 and not pairs
+    for r in range(r_lo, r_hi):
+        b, oy = r // out_h, r % out_h
+        if r == r_lo or oy == 0:
+            slots[:] = -(1 << 40)
+        _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
+                     c_hi, np.uint8(0), np.uint8(0))
+        o0 = r * out_w * cout
+        for c in range(c_lo, c_hi, 16):
+            for ox in range(out_w):
+                acc = _dw_float_taps(src, rows, ox * stride_w * cout + c, kh, kw, dil_w * cout,
+                                     w, c, cpad)
+                # TFLite: ActivationFunctionWithMinMax(total + bias)
+                r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
+                _store_f(r_, out, o0 + ox * cout + c, cout - c)
+
+
+@njit(_nrt=False)
+def _dw3x3_float_rows2_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp,
+                            out, out_shape, cpad, parts, t):
+    """As :func:`_dw_float_step`, for :func:`_dw3x3_float_rows2_part`."""
+    k = lesser(np.int64(t), srcs.shape[0] - 1)
+    _dw3x3_float_rows2_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w,
+                            bias, clamp, out, out_shape, cpad, parts[t, 0], parts[t, 1],
+                            parts[t, 2], parts[t, 3])
+
+
+@njit(_nrt=False)
+def _dw3x3_float_rows2_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                            out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
+    """As :func:`_dw_float_part`, for 3x3 stride-1 undilated windows through a ring of 4 rows:
+    output rows two at a time (:func:`_dw3x3_float_rows2`); an image's or the part's odd last
+    row with a second row that is computed and dropped (written to the ring's spare row, past
+    its 4 input rows; its input rows past the image are padding): one inlined row kernel, the
+    same operations for each sum."""
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
+    lo, hi = clamp[0], clamp[1]
+    spare = dims[6] * dims[5] * cout   # (_Plan: the ring's rows, then the spare one)
     r = r_lo
     while r < r_hi:
         b, oy = r // out_h, r % out_h
         if r == r_lo or oy == 0:
             slots[:] = -(1 << 40)
-        if two and r + 1 < r_hi and oy + 1 < out_h:
-            _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
-                         c_hi, np.uint8(0), np.uint8(0))
-            q0, q1 = rows[0], rows[1]
-            _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy + 1, cout,
-                         c_lo, c_hi, np.uint8(0), np.uint8(0))
-            o0 = r * out_w * cout
-            for c in range(c_lo, c_hi, _LANES):
-                _dw3x3_float_rows2(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w, c,
-                                   cpad, bias, lo, hi, out, o0 + c, out_w, cout - c)
-            r += 2
-            continue
+        _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
+                     c_hi, np.uint8(0), np.uint8(0))
+        q0, q1 = rows[0], rows[1]
+        _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy + 1, cout, c_lo,
+                     c_hi, np.uint8(0), np.uint8(0))
+        o0 = r * out_w * cout
+        both = r + 1 < r_hi and oy + 1 < out_h
+        second, o1 = (out, o0 + out_w * cout) if both else (src, spare)
+        for c in range(c_lo, c_hi, _LANES):
+            _dw3x3_float_rows2(src, q0 + c, q1 + c, rows[1] + c, rows[2] + c, cout, w, c, cpad,
+                               bias, lo, hi, out, o0 + c, second, o1 + c, out_w, cout - c)
+        r += 2 if both else 1
+
+
+@njit(_nrt=False)
+def _dw3x3_float_step(x, xb, srcs, sbs, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                      out_shape, cpad, parts, t):
+    """As :func:`_dw_float_step`, for :func:`_dw3x3_float_part`."""
+    k = lesser(np.int64(t), srcs.shape[0] - 1)
+    _dw3x3_float_part(x, xb, srcs[k], sbs[k], ring, dims, geo, slots[t], rows[t], w, bias,
+                      clamp, out, out_shape, cpad, parts[t, 0], parts[t, 1], parts[t, 2],
+                      parts[t, 3])
+
+
+@njit(_nrt=False)
+def _dw3x3_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp, out,
+                      out_shape, cpad, r_lo, r_hi, c_lo, c_hi):
+    """As :func:`_dw_float_part`, for 3x3 undilated windows, one output row at a time (the
+    rows kernels: weights in registers). A stride-2 row whose three input rows all lie inside
+    the input reads them in place (:func:`_in_place_columns`): the ring then holds only the
+    few pixels its first and last windows read, so the input is not copied. 8 channels at
+    stride 1 on AVX-512: two window positions per vector."""
+    stride_w = geo[3]
+    h, w_in, pt, pl = dims[0], dims[1], dims[2], dims[3]
+    out_h, out_w, cout = out_shape[1], out_shape[2], out_shape[3]
+    lo, hi = clamp[0], clamp[1]
+    # 8 channels, stride 1: two window positions' channels per 16-lane vector (weights and
+    # bias repeated in lanes 8-15, see prepare_depthwise_conv_2d), then an odd last position
+    # in 8 lanes (one call site each: a second one compiled the inlined row again, 0.5 s more
+    # at a cold start)
+    pairs = cout == 8 and stride_w == 1 and not _HALF_ROWS
+    step = stride_w * cout
+    # stride 1 stays on the ring: its rows, each read by three output rows, ran slower in
+    # place (14x14x128 13.7 -> 16.7 us, benchmarks/README.md "Fifteenth session")
+    in_place_ok = ring and stride_w == 2 and cout % 8 == 0
+    ox_lo, ox_hi = _in_place_columns(in_place_ok, w_in, pl, stride_w, out_w)
+    for r in range(r_lo, r_hi):
+        b, oy = r // out_h, r % out_h
+        if r == r_lo or oy == 0:
+            slots[:] = -(1 << 40)
         iy0 = oy * geo[2] - pt
         in_place = ox_lo < ox_hi and iy0 >= 0 and iy0 + 2 < h
         if in_place:   # rows of x (column -pl at x0), the edge windows' pixels in the ring
@@ -524,12 +601,11 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
             _window_rows(xb, sb, np.int64(4), ring, dims, geo, slots, rows, b, oy, cout, c_lo,
                          c_hi, np.uint8(0), np.uint8(0))
         o0 = r * out_w * cout
-        for c in range(c_lo, c_hi, 8 if fast and _HALF_ROWS else 16):
+        for c in range(c_lo, c_hi, 8 if _HALF_ROWS else 16):
             # window positions ox0:ox0 + count from a (the ring, or x for the inside ones)
             for segment in range(3 if in_place else 1):
-                a, a0, a1, a2, ox0, count = src, c, c, c, 0, out_w
-                if fast:   # (rows has kh entries)
-                    a0, a1, a2 = rows[0] + c, rows[1] + c, rows[2] + c
+                a, ox0, count = src, 0, out_w
+                a0, a1, a2 = rows[0] + c, rows[1] + c, rows[2] + c
                 if segment == 1:
                     count = ox_lo
                 elif segment == 2:
@@ -542,24 +618,16 @@ def _dw_float_part(x, xb, src, sb, ring, dims, geo, slots, rows, w, bias, clamp,
                     continue
                 a0, a1, a2 = a0 + ox0 * step, a1 + ox0 * step, a2 + ox0 * step
                 oc = o0 + c + ox0 * cout
-                if fast and not _HALF_ROWS and (cout - c > 8 or pairs):
+                if not _HALF_ROWS and (cout - c > 8 or pairs):
                     _dw3x3_float_row(a, a0, a1, a2, 16 if pairs else step, cout,
                                      16 if pairs else cout, w, c, cpad, bias, lo, hi, out, oc,
                                      out_w // 2 if pairs else count, 16 if pairs else cout - c)
                     if not pairs or out_w % 2 == 0:
                         continue
-                if fast:   # 8 channels (or the odd last pair position): 8 lanes
-                    i = (out_w - 1) * 8 if pairs else 0
-                    _dw3x3_float_row8(a, a0 + i, a1 + i, a2 + i, step, cout, w, c, cpad, bias,
-                                      lo, hi, out, oc + i, 1 if pairs else count, cout - c)
-                    continue
-                for ox in range(out_w):
-                    acc = _dw_float_taps(src, rows, ox * step + c, kh, kw, dil_w * cout, w, c,
-                                         cpad)
-                    # TFLite: ActivationFunctionWithMinMax(total + bias)
-                    r_ = vf_clamp(vf_add(acc, vf_load(bias, c)), lo, hi)
-                    _store_f(r_, out, o0 + ox * cout + c, cout - c)
-        r += 1
+                # 8 channels (or the odd last pair position): 8 lanes
+                i = (out_w - 1) * 8 if pairs else 0
+                _dw3x3_float_row8(a, a0 + i, a1 + i, a2 + i, step, cout, w, c, cpad, bias, lo,
+                                  hi, out, oc + i, 1 if pairs else count, cout - c)
 
 
 @njit(_nrt=False, inner=True)
@@ -658,18 +726,17 @@ _vload, _vzero, _vstore = ((vh_load, vh_zero, vh_store) if _HALF_ROWS else
 
 
 @njit(_nrt=False, inline="always", inner=True)
-def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out_w,
-                       count):
+def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o0, out2, o1,
+                       out_w, count):
     """:func:`_dw3x3_float_row` (stride 1) for two output rows at once, in vectors of
-    :data:`_LANES`: the first's window rows at ``r0:r3``, the second's at ``r1:r4``, output at
-    ``o0`` and one row further; each pixel of the two middle rows is loaded once for both sums
+    :data:`_LANES`: the first's window rows at ``r0:r3``, the second's at ``r1:r4``, outputs at
+    ``out[o0]`` and ``out2[o1]``; each pixel of the two middle rows is loaded once for both sums
     (12 loads for 18 multiply-adds, two independent sums in flight), each sum the same
     operations in the same order."""
     w0, w1, w2 = _vload(w, c), _vload(w, cpad + c), _vload(w, 2 * cpad + c)
     w3, w4, w5 = _vload(w, 3 * cpad + c), _vload(w, 4 * cpad + c), _vload(w, 5 * cpad + c)
     w6, w7, w8 = _vload(w, 6 * cpad + c), _vload(w, 7 * cpad + c), _vload(w, 8 * cpad + c)
     b = _vload(bias, c)
-    ob = o0 + out_w * cout
     for ox in range(out_w):
         i = ox * cout
         acc = vf_muladd(_vzero(), _vload(x, r0 + i), w0)
@@ -693,10 +760,10 @@ def _dw3x3_float_rows2(x, r0, r1, r2, r3, cout, w, c, cpad, bias, lo, hi, out, o
         first, second = vf_clamp(vf_add(acc, b), lo, hi), vf_clamp(vf_add(acc2, b), lo, hi)
         if count >= _LANES:
             _vstore(first, out, o0 + i)
-            _vstore(second, out, ob + i)
+            _vstore(second, out2, o1 + i)
         else:
             vf_storen(first, out, o0 + i, count)
-            vf_storen(second, out, ob + i, count)
+            vf_storen(second, out2, o1 + i, count)
 
 
 @njit(_nrt=False, inner=True)

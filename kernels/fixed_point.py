@@ -380,3 +380,74 @@ def get_reciprocal(x, x_integer_digits):
     shifted = ((np.int64(x) << headroom_plus_one) & 0xFFFFFFFF) - (np.int64(1) << 31)
     shifted_sum_minus_one = wrap_int32(shifted)
     return one_over_one_plus_x_for_x_in_0_1(shifted_sum_minus_one), num_bits_over_unit
+
+
+# --------------------------------------------------------------------------------------------
+# The same arithmetic on NumPy arrays, for tables computed when a layer is prepared
+# --------------------------------------------------------------------------------------------
+# A kernel that looks values up in such a table instead of calling the scalar functions
+# above does not compile them (the quantized softmax: exp_on_negative_values and its callees
+# were 0.6 s of the shared models' cold start, issue 13). Each equals its scalar counterpart
+# on every int32 input (tests/kernels/test_kernels_fixed_point.py); int32 values in int64.
+
+
+def wrap_int32_np(x):
+    return ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
+
+
+def saturating_rounding_doubling_high_mul_np(a, b):
+    """:func:`saturating_rounding_doubling_high_mul`, element-wise."""
+    ab = a * b   # |ab| <= 2**62
+    v = np.where(ab >= 0, (ab + 1073741824) >> 31, -((-(ab + 1 - 1073741824)) >> 31))
+    return np.where((a == b) & (a == INT32_MIN), INT32_MAX, v)
+
+
+def rounding_divide_by_pot_np(x, exponent: int):
+    """:func:`rounding_divide_by_pot`, element-wise, for one exponent in [0, 31]."""
+    mask = (1 << exponent) - 1
+    threshold = (mask >> 1) + (x < 0)
+    return (x >> exponent) + ((x & mask) > threshold)
+
+
+def saturating_rounding_multiply_by_pot_np(x, exponent: int):
+    """:func:`saturating_rounding_multiply_by_pot`, element-wise, for one exponent."""
+    if exponent < 0:
+        return rounding_divide_by_pot_np(x, -exponent)
+    if exponent == 0:
+        return x
+    threshold = (1 << (31 - exponent)) - 1
+    return np.where(x > threshold, INT32_MAX, np.where(x < -threshold, INT32_MIN, x << exponent))
+
+
+def exp_on_negative_values_np(a, integer_bits: int):
+    """:func:`exp_on_negative_values` of each value of the int64 array ``a`` (all <= 0)."""
+    a = np.asarray(a, np.int64)
+    fractional_bits = 31 - integer_bits
+    one_quarter = 1 << (fractional_bits - 2)
+    a_mod = wrap_int32_np((a & (one_quarter - 1)) - one_quarter)
+    # exp_on_interval_between_negative_one_quarter_and_0_excl of the rescaled a_mod
+    x = wrap_int32_np(saturating_rounding_multiply_by_pot_np(a_mod, integer_bits) + (1 << 28))
+    x2 = saturating_rounding_doubling_high_mul_np(x, x)
+    x3 = saturating_rounding_doubling_high_mul_np(x2, x)
+    x4_over_4 = rounding_divide_by_pot_np(saturating_rounding_doubling_high_mul_np(x2, x2), 2)
+    poly = wrap_int32_np(saturating_rounding_doubling_high_mul_np(wrap_int32_np(x4_over_4 + x3), np.int64(715827883)) + x2)
+    poly = rounding_divide_by_pot_np(poly, 1)
+    constant_term = np.int64(1895147668)
+    result = wrap_int32_np(constant_term + saturating_rounding_doubling_high_mul_np(constant_term, wrap_int32_np(x + poly)))
+    remainder = wrap_int32_np(a_mod - a)
+    multipliers = (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242)
+    for i, multiplier in enumerate(multipliers):
+        exponent = i - 2
+        if integer_bits > exponent:
+            bit = (remainder >> (fractional_bits + exponent)) & 1
+            result = np.where(bit != 0, saturating_rounding_doubling_high_mul_np(result, np.int64(multiplier)), result)
+    if integer_bits > 5:
+        result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
+    return np.where(a == 0, INT32_MAX, result)
+
+
+def multiply_by_quantized_multiplier_greater_than_one_np(x, quantized_multiplier,
+                                                         left_shift: int):
+    """:func:`multiply_by_quantized_multiplier_greater_than_one`, element-wise."""
+    return saturating_rounding_doubling_high_mul_np(wrap_int32_np(np.asarray(x, np.int64) << left_shift),
+                     np.int64(quantized_multiplier))

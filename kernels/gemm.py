@@ -33,7 +33,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int
+from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int, _gemv
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER,
                                         _IMPLICIT, _ROWS, _TILE, _fill_padded)
@@ -48,6 +48,7 @@ from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
            "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels",
+           "compile_gemv_micro_kernels",
            "gemv_runs", "gemm_channels"]
 
 
@@ -91,6 +92,18 @@ def compile_micro_kernels(couts=()) -> int:
     if not JIT_ENABLED:
         return 0
     return _gemm_int.compile_micro_kernels([_TILE, *couts])
+
+
+def compile_gemv_micro_kernels() -> int:
+    """Compile (or load) the integer matrix-vector loops' micro-kernels
+    (:func:`nnsim.kernels._gemv.micro_kernels`) when those loops run here
+    (:func:`gemv_runs`): :mod:`nnsim.tools.warmup`'s child does this first when the plan has
+    a quantized layer of one output pixel (a classifier, a fully connected layer), while the
+    invoke compiles the core, which binds them after it. Claimed by the invoke, they are
+    skipped. Returns how many sets were compiled or loaded (0 or 1)."""
+    if not JIT_ENABLED or not gemv_runs(False):
+        return 0
+    return _gemv.compile_micro_kernels()
 
 
 def compile_padded_copy() -> int:
@@ -426,14 +439,21 @@ class QuantGemmPlan(_Plan):
         """A function of no arguments computing ``out`` from the current contents of ``x``
         (both arrays fixed: an interpreter's tensor buffers), with every view made once."""
         xb = x.view(np.uint8)
-        if self.gemv:
+        if self.gemv:   # (the micro-kernels' addresses after the core, as below)
+            mks = np.zeros(2, np.int64) if self.mks is None else self.mks
             args = (xb.reshape(-1), self.geo, self.prm, self.wp, self.qp,
-                    out.view(np.uint8).reshape(-1))
+                    out.view(np.uint8).reshape(-1), mks)
             split = self._parallel((self.rb, self.sx))
             if split is None:
-                return partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
-            return _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]), split[0],
-                                     units=(_ROWS, _TILE))
+                call = partial(_quant_gemv, *args, self.rb, self.sx, 0, self.cout)
+            else:
+                call = _threads.in_parts(_quant_gemv_step, (*args, *split[1], split[0]),
+                                         split[0], units=(_ROWS, _TILE))
+            if self.mks is None:
+                compile_ahead(call)
+                mks[:] = _gemv.micro_kernels(self.qp.dtype)
+                self.mks = mks
+            return call
         # the micro-kernels' addresses, compiled when first bound (by the invoke that needs
         # them), after the core: a compiling child forked at the invoke's first compilation
         # (nnsim.tools.warmup) compiles them meanwhile (micro-kernels first, ad01 compiled its

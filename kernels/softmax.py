@@ -33,12 +33,13 @@ from nnsim.kernels._builtins import greater, lesser
 from nnsim.kernels._jit import njit
 from nnsim.kernels.expf import expf_main, in_main_range, libm_expf
 from nnsim.kernels.fixed_point import (
-    exp_on_negative_values,
+    exp_on_negative_values_np,
     get_reciprocal,
-    multiply_by_quantized_multiplier_greater_than_one,
+    multiply_by_quantized_multiplier_greater_than_one_np,
     qrange,
     quantize_multiplier_greater_than_one,
     rounding_divide_by_pot,
+    rounding_divide_by_pot_np,
     saturating_rounding_doubling_high_mul,
     wrap_int32,
 )
@@ -85,8 +86,8 @@ def softmax(x, beta, *, axis=-1, in_scale=None, in_zp=0, out_scale=None, out_zp=
                              f"{0 if qmin == 0 else -128}")
         m, left_shift, diff_min = softmax_params(beta, cm.require(in_scale, "in_scale"))
         out = np.empty(rows.shape, dtype=x.dtype)
-        _softmax_quant_core(rows.view(np.uint8), _flip(x.dtype), m, left_shift, diff_min, qmin,
-                            qmax, exp_table(), out.view(np.uint8))
+        _softmax_quant_core(rows.view(np.uint8), _flip(x.dtype),
+                            exp_table(m, left_shift, diff_min), qmin, qmax, out.view(np.uint8))
     else:
         cm.check_dtype("input", x, cm.FLOAT_DTYPES)
         out = np.empty(rows.shape, dtype=np.float32)
@@ -116,8 +117,7 @@ class _SoftmaxPlan:
                                           or int(out_zp) != (0 if self.qmin == 0 else -128)):
                 raise ValueError("quantized softmax output must have scale 1/256 and zero "
                                  f"point {0 if self.qmin == 0 else -128}")
-            self.params = softmax_params(beta, cm.require(in_scale, "in_scale"))
-            self.table = exp_table()
+            self.table = exp_table(*softmax_params(beta, cm.require(in_scale, "in_scale")))
             self.out = np.empty(shape, dtype)
         else:
             if dtype != np.float32:
@@ -130,8 +130,8 @@ class _SoftmaxPlan:
             return None
         rows, out = x.reshape(-1, self.depth), self.out.reshape(-1, self.depth)
         if self.quantized:
-            return partial(_softmax_quant_core, rows.view(np.uint8), _flip(x.dtype),
-                           *self.params, self.qmin, self.qmax, self.table, out.view(np.uint8))
+            return partial(_softmax_quant_core, rows.view(np.uint8), _flip(x.dtype), self.table,
+                           self.qmin, self.qmax, out.view(np.uint8))
         return partial(_softmax_float_core, rows, self.beta, out)
 
 
@@ -152,10 +152,19 @@ def _flip(dtype):
     return np.uint8(128 if np.dtype(dtype) == np.int8 else 0)
 
 
-def exp_table():
-    """The lookup table :func:`_softmax_quant_core` fills on its first call (one per set of
-    parameters): 2 x 256 int64 and a flag."""
-    return np.zeros(2 * _DIFFS + 1, np.int64)
+def exp_table(m, left_shift, diff_min):
+    """The lookup table of :func:`_softmax_quant_core` for the parameters of
+    :func:`softmax_params` (2 x 256 int64), computed here with NumPy by the same fixed-point
+    arithmetic (``kernels.fixed_point``'s array twins): the core then compiles without
+    ``exp_on_negative_values`` and its callees (0.6 s of a cold start, issue 13)."""
+    diff = -np.arange(_DIFFS, dtype=np.int64)
+    e = exp_on_negative_values_np(
+        multiply_by_quantized_multiplier_greater_than_one_np(diff, m, left_shift),
+        _SCALED_DIFF_INTEGER_BITS)
+    inside = diff >= diff_min
+    # Rescale Q0.31 -> Q12.19 (the sum accumulates these with int32 wrap-around)
+    return np.concatenate([np.where(inside, e, -1),
+                           np.where(inside, rounding_divide_by_pot_np(e, _ACCUMULATION_INTEGER_BITS), 0)])
 
 
 #: An 8-bit row's differences x - max(row) take the 256 values 0, -1, ..., -255.
@@ -163,25 +172,12 @@ _DIFFS = 256
 
 
 @njit
-def _softmax_quant_core(x, flip, m, left_shift, diff_min, qmin, qmax, table, out):
+def _softmax_quant_core(x, flip, table, qmin, qmax, out):
     """``x``, ``out``: the bytes of the uint8 or int8 rows (``flip``: :func:`_flip`; each
     output byte is the two's complement of an int8 value). ``table`` (:func:`exp_table`):
     entry ``k`` the exponential of the difference ``-k`` (-1 below ``diff_min``), entry
-    256 + k its Q12.19 term of the sum; filled on the first call (the last entry then 1),
-    from the same fixed-point functions: each entry of a row is then looked up instead of
-    computed (MobileNet's 1001 classes: 9.7 -> 2.7 us, Zen 5)."""
-    if table[2 * _DIFFS] == 0:
-        for k in range(_DIFFS):
-            diff = np.int64(-k)
-            e = np.int64(-1)
-            if diff >= diff_min:
-                scaled = multiply_by_quantized_multiplier_greater_than_one(diff, m, left_shift)
-                e = exp_on_negative_values(scaled, _SCALED_DIFF_INTEGER_BITS)
-                # Rescale Q0.31 -> Q12.19 (the sum accumulates these with int32 wrap-around)
-                table[_DIFFS + k] = rounding_divide_by_pot(
-                    e, np.int64(_ACCUMULATION_INTEGER_BITS))
-            table[k] = e
-        table[2 * _DIFFS] = 1
+    256 + k its Q12.19 term of the sum: each entry of a row is looked up instead of computed
+    (MobileNet's 1001 classes: 9.7 -> 2.7 us, Zen 5)."""
     rows, depth = x.shape
     for r in range(rows):
         max_in_row = np.int64(x[r, 0] ^ flip)

@@ -16,6 +16,8 @@ from nnsim.kernels.program import Program
 from nnsim.kernels.threads import get_num_threads
 from nnsim.ops.arena import share
 from nnsim.ops.base import ExecutionContext
+from nnsim.ops.conv_2d import parse_args as conv_parse_args
+from nnsim.ops.depthwise_conv_2d import parse_args as dw_parse_args
 from nnsim.ops.registry import lookup
 from nnsim.platform import vlog
 from nnsim.types import OperandLifeTime, OperandType, OperationCode
@@ -392,15 +394,29 @@ def _share_buffers(model, state: ExecutorState, values: dict):
     return share(lives, values, lambda o, old, new: runners[o][0](runners[o][1], old, new))
 
 
-def conv_variant(x_shape, filter_shape, out_shape):
+def conv_variant(x_shape, filter_shape, out_shape, dilated=False):
     """What, besides operand types, picks the compiled core of a convolution (CONV_2D,
     DEPTHWISE_CONV_2D; TFLite's and NNAPI's alike): the filter's window, the input / output
     size ratio (the stride), whether the output is one pixel (the matrix-vector loops of
-    ``kernels/_gemv.py``). None when a shape is not known (rank 4 expected)."""
+    ``kernels/_gemv.py``), whether a dilation factor is above 1 (a float depthwise layer's
+    core, ``kernels.depthwise._float_core``). None when a shape is not known (rank 4
+    expected)."""
     if len(x_shape) != 4 or len(filter_shape) != 4 or len(out_shape) != 4 or 0 in out_shape:
         return None
     ratio = tuple(-(-int(a) // int(b)) for a, b in zip(x_shape[1:3], out_shape[1:3]))
-    return (tuple(int(d) for d in filter_shape[1:3]), ratio, tuple(out_shape[1:3]) == (1, 1))
+    return (tuple(int(d) for d in filter_shape[1:3]), ratio, tuple(out_shape[1:3]) == (1, 1),
+            bool(dilated))
+
+
+def _dilated(step) -> bool:
+    """Whether a CONV_2D or DEPTHWISE_CONV_2D step has a constant dilation factor above 1
+    (the factors are its last two inputs when it has them)."""
+    parse = conv_parse_args if step.op.type == OperationCode.CONV_2D else dw_parse_args
+    n = len(step.in_operands)
+    if not parse(n, lambda i: step.in_operands[i].type)[2]:
+        return False
+    return any(isinstance(v, (int, np.integer, np.ndarray)) and np.ndim(v) == 0 and int(v) > 1
+               for v in step.template[n - 2:])
 
 
 _CONVS = (OperationCode.CONV_2D, OperationCode.DEPTHWISE_CONV_2D)
@@ -420,7 +436,7 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
         if step.op.type in _CONVS and len(step.in_operands) >= 2 and step.out_operands:
             variant = conv_variant(step.in_operands[0].dimensions,
                                    step.in_operands[1].dimensions,
-                                   step.out_operands[0].dimensions)
+                                   step.out_operands[0].dimensions, _dilated(step))
         kind = (step.op.type, tuple(o.type for o in step.in_operands), variant)
         first_of_kind.setdefault(kind, step)
     return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
@@ -443,7 +459,14 @@ def quant_conv_channels(model) -> set[int]:
     return _gemm_conv_channels(model, _QUANT8, False)
 
 
-def _gemm_conv_channels(model, input_types, is_float: bool) -> set[int]:
+def quant_gemv_layers(model) -> bool:
+    """Whether ``model`` has a quantized CONV_2D or FULLY_CONNECTED of one output pixel that
+    the matrix-vector loops run (``kernels.gemm.gemm_channels`` None), whose micro-kernels
+    the compiling child compiles first (``kernels.gemm.compile_gemv_micro_kernels``)."""
+    return None in _gemm_conv_channels(model, _QUANT8, False, keep_gemv=True)
+
+
+def _gemm_conv_channels(model, input_types, is_float: bool, keep_gemv=False) -> set:
     channels = set()
     for op in model.operations:
         rank = {OperationCode.CONV_2D: 4, OperationCode.FULLY_CONNECTED: 2}.get(op.type)
@@ -453,7 +476,7 @@ def _gemm_conv_channels(model, input_types, is_float: bool) -> set[int]:
         dims = tuple(out.dimensions or ())
         if x.type in input_types and len(dims) == rank:
             cout = gemm_channels(dims, is_float)
-            if cout is not None:
+            if cout is not None or keep_gemv:
                 channels.add(cout)
     return channels
 

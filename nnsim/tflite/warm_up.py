@@ -8,11 +8,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_micro_kernels,
-                                compile_padded_copy, gemm_channels)
+from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_gemv_micro_kernels,
+                                compile_micro_kernels, compile_padded_copy, gemm_channels)
 from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
-                                is_windowed_conv, quant_conv_channels, warm_up_steps,
-                                windowed_variant)
+                                is_windowed_conv, quant_conv_channels, quant_gemv_layers,
+                                warm_up_steps, windowed_variant)
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.schema import TensorType
 
@@ -33,7 +33,9 @@ def warm_up(interp) -> int:
     its micro-kernel; then, when the plan has a quantized convolution, the integer GEMM core's
     micro-kernels (``kernels.gemm.compile_micro_kernels``): the whole-tile one, the longest
     compilation of all, then those the channel counts of the plan's quantized convolutions
-    call besides. The invoke, binding its layers, loads them from the cache. After them, the
+    call besides, and when it has a quantized layer of one output pixel, the matrix-vector
+    loops' (``kernels.gemm.compile_gemv_micro_kernels``). The invoke, binding its layers,
+    loads them from the cache. After them, the
     float GEMM core's micro-kernels for the channel counts of the plan's float convolutions
     (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
     invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
@@ -43,6 +45,8 @@ def warm_up(interp) -> int:
         compile_padded_copy()
     if plan.quant_couts is not None:
         compile_micro_kernels(plan.quant_couts)
+    if plan.quant_gemv:
+        compile_gemv_micro_kernels()
     ran = sum(bool(warm()) for warm in list(plan.units.values())[1:][::-1])
     compile_float_micro_kernels(plan.float_couts)
     return ran
@@ -52,13 +56,16 @@ def spare_compiles(interp):
     """The first invoke's spare work (``kernels._claims.spare_work``), found when first
     needed: what it compiles while the compiling child holds a kernel it waits for. The
     float GEMM micro-kernels of each channel count of the plan's float convolutions (the
-    child's last work), then the integer ones and the padded copy (its first): whatever
+    child's last work), then the integer ones, the matrix-vector loops' and the padded copy
+    (its first): whatever
     the child has not done yet, the invoke needs later anyway."""
     plan = _scan(interp)
     for cout in sorted(plan.float_couts):
         yield partial(compile_float_micro_kernels, (cout,))
     if plan.quant_couts is not None:
         yield partial(compile_micro_kernels, plan.quant_couts)
+    if plan.quant_gemv:
+        yield compile_gemv_micro_kernels
     if plan.windowed_conv:
         yield compile_padded_copy
 
@@ -68,6 +75,7 @@ class _Plan(NamedTuple):
     windowed_conv: bool   # a convolution with a window or a stride (padded copy)
     quant_couts: set | None   # output channels of quantized GEMM convolutions (None: none)
     float_couts: set      # and of float ones
+    quant_gemv: bool      # a quantized layer of one output pixel (the matrix-vector loops)
 
 
 def _scan(interp) -> _Plan:
@@ -75,6 +83,7 @@ def _scan(interp) -> _Plan:
     quantized_conv = windowed_conv = False
     quant_couts: set = set()
     float_couts: set = set()
+    quant_gemv = False
     # the plan's steps as the invoke has them (building them anew would replace the list
     # its bound layers are checked against)
     steps = interp._steps if interp._steps_plan is interp.execution_plan else \
@@ -87,6 +96,7 @@ def _scan(interp) -> _Plan:
                     units.setdefault(("nnapi",) + kind, warm)
                     quantized_conv |= is_quantized_conv(kind)
                     windowed_conv |= is_windowed_conv(kind)
+                quant_gemv |= quant_gemv_layers(model)
                 couts = quant_conv_channels(model)   # (FULLY_CONNECTED's too)
                 quant_couts |= couts
                 quantized_conv |= bool(couts)
@@ -96,7 +106,10 @@ def _scan(interp) -> _Plan:
         name = type(builtin).__name__
         shapes = [interp._shape_or_file(i) for i in (*inputs[:2], outputs[0])] \
             if name in ("Conv2D", "DepthwiseConv2D") and len(inputs) >= 2 else None
-        variant = None if shapes is None else conv_variant(*shapes)
+        opts = getattr(builtin, "opts", None)
+        dilated = max(getattr(opts, "dilation_w_factor", 1),
+                      getattr(opts, "dilation_h_factor", 1)) > 1
+        variant = None if shapes is None else conv_variant(*shapes, dilated)
         units.setdefault(("tflite", name, types, variant),
                          partial(_warm_node, interp, builtin, inputs))
         quantized = name == "Conv2D" and len(types) >= 2 and {types[0], types[1]} <= _QUANT8
@@ -107,7 +120,9 @@ def _scan(interp) -> _Plan:
             cout = gemm_channels(shapes[2], is_float) if quantized or is_float else None
             if cout is not None:
                 (float_couts if is_float else quant_couts).add(cout)
-    return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts)
+            quant_gemv |= quantized and cout is None
+    return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts,
+                 quant_gemv)
 
 
 def _warm_node(interp, builtin, inputs) -> bool:

@@ -215,6 +215,41 @@ def test_exp_scalar_matches_vectorised(raw):
     assert fp.exp_on_negative_values(raw, 5) == fx.exp_on_negative_values(raw, 5)
 
 
+# The array twins (tables computed at prepare time) equal the scalar functions, value by value,
+# on hand-picked edges and on random int32 values; the scalar ones are checked above against
+# gemmlowp's values and the reference kernels' independent versions.
+_EDGES = [INT32_MIN, INT32_MIN + 1, -(2**30) - 1, -(2**30), -1, 0, 1, 2**30, INT32_MAX - 1,
+          INT32_MAX]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(int32s, min_size=1, max_size=64), st.lists(int32s, min_size=1, max_size=64),
+       st.integers(0, 31), st.integers(-31, 31))
+def test_fixed_point_array_twins_equal_the_scalar_functions(a, b, exponent, pot):
+    a, b = np.array(_EDGES + a, np.int64), np.array(_EDGES[::-1] + b, np.int64)
+    n = min(a.size, b.size)
+    a, b = a[:n], b[:n]
+    pairs = list(zip(a.tolist(), b.tolist()))
+    assert fp.wrap_int32_np(a * 3).tolist() == [fp.wrap_int32(x * 3) for x, _ in pairs]
+    assert fp.saturating_rounding_doubling_high_mul_np(a, b).tolist() == [
+        fp.saturating_rounding_doubling_high_mul(x, y) for x, y in pairs]
+    assert fp.rounding_divide_by_pot_np(a, exponent).tolist() == [
+        fp.rounding_divide_by_pot(x, exponent) for x, _ in pairs]
+    assert fp.saturating_rounding_multiply_by_pot_np(a, pot).tolist() == [
+        fp.saturating_rounding_multiply_by_pot(x, pot) for x, _ in pairs]
+    shift = exponent
+    assert fp.multiply_by_quantized_multiplier_greater_than_one_np(a, b[0], shift).tolist() \
+        == [fp.multiply_by_quantized_multiplier_greater_than_one(x, b[0], shift) for x, _ in pairs]
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.integers(-(2**31), 0), min_size=1, max_size=64), st.integers(0, 12))
+def test_exp_on_negative_values_np_equals_the_scalar_function(raw, integer_bits):
+    a = np.array([INT32_MIN, INT32_MIN + 1, -(2**26), -1, 0] + raw, np.int64)
+    assert fp.exp_on_negative_values_np(a, integer_bits).tolist() == [
+        fp.exp_on_negative_values(x, integer_bits) for x in a.tolist()]
+
+
 @given(st.integers(0, INT32_MAX))
 def test_one_over_one_plus_x(raw):
     got = fp.one_over_one_plus_x_for_x_in_0_1(raw)
