@@ -10,10 +10,11 @@ import numpy as np
 from nnsim.kernels._jit import JIT_ENABLED
 
 if JIT_ENABLED:
-    from nnsim.kernels._jit import (_cgutils, _empty_nd_impl, _intrinsic, _parse_dtype,
-                                    _parse_shape, _parse_shape_type, _signature, _types)
+    from nnsim.kernels._jit import (_borrowed, _cgutils, _empty_nd_impl, _intrinsic,
+                                    _parse_dtype, _parse_shape, _parse_shape_type, _signature,
+                                    _types)
 
-__all__ = ["lesser", "greater", "empty", "zeros"]
+__all__ = ["lesser", "greater", "empty", "zeros", "flat"]
 
 
 # -- min and max of two numbers ------------------------------------------------------------
@@ -91,3 +92,37 @@ if JIT_ENABLED:
 
     if _empty_nd_impl is not None:
         empty, zeros = _allocation(False), _allocation(True)
+
+
+# -- a C-contiguous array as one dimension --------------------------------------------------
+# Kernels write flat(a) for a.reshape(-1) of a C-contiguous array. numba's reshape compiles
+# helpers the first time a process compiles one (about 360,000 Python calls, 0.2 s: once in
+# each process of a cold start that compiles a GEMM core, issue 13) and about 30,000 calls at
+# each use. This is an intrinsic: the same data as one dimension of ``a.size`` elements,
+# nothing checked at run time (the type says C-contiguous).
+
+
+def _flat(a):
+    """``a.reshape(-1)`` of a C-contiguous array ``a`` (see above)."""
+    return a.reshape(-1)
+
+
+flat = _flat
+
+if JIT_ENABLED:
+    @_intrinsic
+    def flat(typingctx, a):   # noqa: F811 - the compiled form of the function above
+        if not isinstance(a, _types.Array) or a.layout != "C":
+            return None
+        out = a.copy(ndim=1, layout="C")
+
+        def codegen(context, builder, sig, args):
+            src = context.make_array(sig.args[0])(context, builder, args[0])
+            dst = context.make_array(out)(context, builder)
+            context.populate_array(dst, data=src.data,
+                                   shape=_cgutils.pack_array(builder, [src.nitems]),
+                                   strides=_cgutils.pack_array(builder, [src.itemsize]),
+                                   itemsize=src.itemsize, meminfo=src.meminfo,
+                                   parent=src.parent)
+            return _borrowed(context, builder, out, dst._getvalue())
+        return _signature(out, a), codegen

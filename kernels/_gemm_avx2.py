@@ -139,16 +139,15 @@ def _widen(src, rb, n, kh, seg, dy, step, f, dst, rbw):
         e = _stretch(rb, j, n, step)
         length = rb[e - 1] - rb[j] + seg
         for ky in range(kh):
-            b = dst[rbw[j] + ky * span:rbw[j] + ky * span + length]
-            s = rb[j] + ky * dy
-            if f:   # (slices: loops over indices from 0 vectorize)
-                a8 = src[s:s + length].view(np.int8)
+            # unsigned indices: no wrap-around code, so the loops vectorize (and compile
+            # without the slices and view they once took for that)
+            d0, s0 = np.uint64(rbw[j] + ky * span), np.uint64(rb[j] + ky * dy)
+            if f:   # int8 bytes: sign-extended
                 for i in range(length):
-                    b[i] = a8[i]
+                    dst[d0 + np.uint64(i)] = np.int8(src[s0 + np.uint64(i)])
             else:
-                a = src[s:s + length]
                 for i in range(length):
-                    b[i] = a[i]
+                    dst[d0 + np.uint64(i)] = src[s0 + np.uint64(i)]
         j = e
     for j in range(n, n + _RP):
         rbw[j] = 0

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnsim.kernels._builtins import flat
 from nnsim.kernels._jit import (MASKED_BYTES, SIMD_MODE, njit, vb_copy, vb_copy16, vi_load,
                                 vi_splat, vi_store, vi_store8, vi_store8n, vi_xor)
 
@@ -29,7 +30,7 @@ def _fill_padded(x, hp, wp, pad_top, pad_left, flip, padded, g_lo, g_hi):
     is. Both arrays are byte views (``x`` [N, H, W, C * itemsize] C-contiguous, ``padded``
     1-D), so one compilation serves every element type."""
     _, h, w, row = x.shape
-    xb = x.reshape(-1)
+    xb = flat(x)
     size = w * row
     for g in range(g_lo, g_hi):
         y = g % hp - pad_top

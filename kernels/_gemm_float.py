@@ -10,7 +10,7 @@ import numpy as np
 
 from nnsim.kernels._gemm_common import (_BLOCK, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER, _ROWS,
                                         _fill_part_rows, _gather, _row_bases)
-from nnsim.kernels._builtins import lesser
+from nnsim.kernels._builtins import flat, lesser
 from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp, vf_load,
                                 vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
                                 vh_store, vh_zero)
@@ -38,7 +38,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     k = kh * seg
     cout = out.shape[1]
-    oflat = out.reshape(-1)
+    oflat = flat(out)
     lo, hi = clamp[0], clamp[1]
     src = cols if mode == _GATHER else x
     # pixels a block: as many as the im2col buffer holds, more without one (not from rb's

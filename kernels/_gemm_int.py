@@ -9,7 +9,7 @@ import numpy as np
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_part_rows,
                                         _gather, _row_bases, _store8)
-from nnsim.kernels._builtins import empty, lesser, zeros
+from nnsim.kernels._builtins import empty, flat, lesser, zeros
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4, vi_dpbusd,
                                 vi_load, vi_pack8q, vi_requantb, vi_requantqr, vi_requantr,
                                 vi_splat, vi_store, vi_store2, vi_store2n, vi_store4, vi_xor,
@@ -70,7 +70,7 @@ def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, 
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     groups = kh * seg // 4
     cout = out.shape[1]
-    oflat = out.reshape(-1)
+    oflat = flat(out)
     xmask = np.int32(-2139062144) if xflip else np.int32(0)   # 0x80808080: int8 -> uint8 + 128
     for i in range(_MASK, _MASK + 64):
         scratch[i] = 128 if xflip else 0
@@ -464,15 +464,15 @@ def _requantize_core(acc, qp, zp, lo, hi, out):
     :func:`requant_params` (``acc`` int32 [rows, C], ``out`` uint8 [rows, C])."""
     rows, cout = acc.shape
     cpad = qp.size // QP_ROWS
-    flat = acc.reshape(-1)
-    oflat = out.reshape(-1)
+    aflat = flat(acc)
+    oflat = flat(out)
     scratch = empty(16, np.uint8)
     buf = zeros(16, np.int32)
     for r in range(rows):
         for c in range(0, cout, 16):
             n = lesser(16, cout - c)
             for j in range(n):   # not a slice assignment (see elementwise._quant_range)
-                buf[j] = flat[r * cout + c + j]
+                buf[j] = aflat[r * cout + c + j]
             _emit(vi_add(vi_load(buf, 0), vi_load(qp, c)), qp, c, cpad, zp, lo, hi, oflat,
                   r * cout + c, n, scratch)
     return out

@@ -364,6 +364,7 @@ def on_first_compile(callback):
 if JIT_ENABLED:
     import llvmlite.ir as _ir
     from numba.core import cgutils as _cgutils  # noqa: F401 (for _native and _builtins)
+    from numba.core.imputils import impl_ret_borrowed as _borrowed  # noqa: F401 (_builtins)
     from numba.core.typing import signature as _signature  # noqa: F401 (for _builtins)
     try:   # numba's allocation internals (for nnsim.kernels._builtins)
         from numba.core.typing.npydecl import parse_dtype as _parse_dtype  # noqa: F401

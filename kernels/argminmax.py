@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._builtins import empty, greater
+from nnsim.kernels._builtins import empty, flat, greater
 from nnsim.kernels._jit import njit
 
 __all__ = ["arg_max", "arg_min"]
@@ -96,11 +96,11 @@ def _arg8_core(data, xor, out):
     outer, size, inner = data.shape
     low = _KEY_SPAN - 1
     if inner == 1:   # the axis is the last one: a reduction in registers per position
-        flat = data.reshape(-1)
+        values = flat(data)
         for o in range(outer):
             m = 0
             for k in range(size):
-                m = greater(m, (np.int64(flat[o * size + k] ^ xor) << 24) | (low - k))
+                m = greater(m, (np.int64(values[o * size + k] ^ xor) << 24) | (low - k))
             out[o, 0] = low - (m & low)
         return out
     best = empty(inner, np.int64)

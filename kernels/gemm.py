@@ -37,6 +37,7 @@ from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int, _gemv
 from nnsim.kernels import threads as _threads
 from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER,
                                         _IMPLICIT, _ROWS, _TILE, _fill_padded)
+from nnsim.kernels._builtins import flat
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import (aligned_copy, aligned_full, aligned_zeros, compile_ahead,
                                    in_turn)
@@ -568,15 +569,15 @@ def _copy_columns(image, edge, rows, col, to_edge):
     in-place plan's parts, :mod:`nnsim.kernels.program`)."""
     width, channels = image.shape[2], image.shape[3]
     n = (width - col) * channels
-    flat, compact = image.reshape(-1), edge.reshape(-1)
+    whole, compact = flat(image), flat(edge)
     for y in range(rows):
         start = (y * width + col) * channels
         if to_edge:
             for i in range(n):
-                compact[y * n + i] = flat[start + i]
+                compact[y * n + i] = whole[start + i]
         else:
             for i in range(n):
-                flat[start + i] = compact[y * n + i]
+                whole[start + i] = compact[y * n + i]
 
 
 def in_place_float_plan(x_shape, out_shape, w, bias, lo, hi, geometry, packed):

@@ -33,7 +33,7 @@ from functools import partial
 import numpy as np
 
 from nnsim.kernels import _common as cm
-from nnsim.kernels._builtins import greater, zeros
+from nnsim.kernels._builtins import flat, greater, zeros
 from nnsim.kernels._jit import njit
 from nnsim.kernels.fixed_point import qrange, quantize_multiplier
 from nnsim.kernels.gemm import _requantize_core, requant_params
@@ -194,10 +194,10 @@ def _mean_aosp_run(blocks, sums, count, out):
 
 @njit
 def _divide_toward_zero_core(sums, count):
-    flat = sums.reshape(-1)
-    for i in range(flat.size):
-        quotient = abs(np.int64(flat[i])) // count
-        flat[i] = quotient if flat[i] >= 0 else -quotient
+    values = flat(sums)
+    for i in range(values.size):
+        quotient = abs(np.int64(values[i])) // count
+        values[i] = quotient if values[i] >= 0 else -quotient
 
 
 @njit

@@ -15,6 +15,7 @@ from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_
                                 warm_up_steps, windowed_variant)
 from nnsim.tflite.builtins._base import numpy_dtype
 from nnsim.tflite.schema import TensorType
+from nnsim.types import OperationCode
 
 __all__ = ["spare_compiles", "warm_up"]
 
@@ -25,8 +26,9 @@ def warm_up(interp) -> int:
     """Run one operation of each kind ``interp``'s plan holds (a delegate partition's NNAPI
     operations, ``executor.warm_up_steps``; a TFLite CPU node, by builtin, input types and,
     for a convolution, ``executor.conv_variant``) once on zero inputs, except the kind an
-    invoke meets first, kinds an invoke meets last first: what the first invoke will need
-    later gets compiled (and cached) while that invoke compiles what it needs now.
+    invoke meets first, depthwise convolutions first (:func:`_is_depthwise`), then kinds an
+    invoke meets last first: what the first invoke will need later gets compiled (and
+    cached) while that invoke compiles what it needs now.
 
     Before them, when the plan has a convolution with a window, the padded copy of its input
     (``kernels.gemm.compile_padded_copy``), which the invoke's first layer needs right after
@@ -47,9 +49,18 @@ def warm_up(interp) -> int:
         compile_micro_kernels(plan.quant_couts)
     if plan.quant_gemv:
         compile_gemv_micro_kernels()
-    ran = sum(bool(warm()) for warm in list(plan.units.values())[1:][::-1])
+    later = list(plan.units.items())[1:][::-1]
+    later.sort(key=lambda unit: not _is_depthwise(unit[0]))   # (stable: the rest as they are)
+    ran = sum(bool(warm()) for _, warm in later)
     compile_float_micro_kernels(plan.float_couts)
     return ran
+
+
+def _is_depthwise(kind) -> bool:
+    """Whether a unit kind of :func:`_scan` is a depthwise convolution: the child takes these
+    first (a CNN's invoke meets one right after its first layer, and their cores are the
+    longest compilations after the GEMM core's, which the invoke compiles first)."""
+    return kind[1] in (OperationCode.DEPTHWISE_CONV_2D, "DepthwiseConv2D")
 
 
 def spare_compiles(interp):

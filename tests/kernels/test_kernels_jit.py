@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from nnsim.kernels import _jit, _native
-from nnsim.kernels._builtins import empty, greater, lesser, zeros
+from nnsim.kernels._builtins import empty, flat, greater, lesser, zeros
 
 KERNELS_DIR = Path(_jit.__file__).parent
 
@@ -750,10 +750,36 @@ def test_kernels_compile_no_min_max_or_array_overload(tmp_path):
     assert len(numba_own) <= 1, numba_own   # the allocator (16 of them before)
 
 
+@pytest.mark.parametrize("shape", [7, (2, 3), (0, 5), (2, 1, 4)], ids=str)
+@pytest.mark.parametrize("dtype", [np.uint8, np.int16, np.float32, np.float64],
+                         ids=lambda d: np.dtype(d).name)
+def test_flat_is_reshape_minus_one(shape, dtype):
+    """``flat(a)`` in a compiled kernel is ``a.reshape(-1)`` of a C-contiguous array (numba's
+    own, compiled in the same function; numpy's when the JIT is off): the same values in
+    order, the same memory (a write through it is a write to ``a``), also when returned."""
+    @_jit.njit(cache=False)
+    def both(a):
+        f = flat(a)
+        values, want = f.copy(), a.reshape(-1).copy()
+        if f.size:
+            f[f.size - 1] = 3
+        return values, want, flat(a)
+
+    a = np.arange(int(np.prod(shape))).astype(dtype).reshape(shape)
+    original = a.copy()
+    values, want, view = both(a)
+    assert values.dtype == want.dtype == a.dtype and values.shape == (a.size,)
+    assert np.array_equal(values, want) and np.array_equal(values, original.reshape(-1))
+    if a.size:
+        assert a.reshape(-1)[-1] == 3
+    view[...] = 1
+    assert (a == 1).all()
+
+
 _FREED = r"""
 import numpy as np
 from numba.core.runtime import rtsys
-from nnsim.kernels._builtins import empty, zeros
+from nnsim.kernels._builtins import empty, flat, zeros
 from nnsim.kernels._jit import njit
 
 @njit(cache=False)
@@ -769,11 +795,16 @@ def scratch(n):
 def returned(n):
     return empty(n, np.float32)
 
-scratch(4), returned(4)
+@njit(cache=False)
+def flattened(n):
+    return flat(zeros((n, 2), np.int64))
+
+scratch(4), returned(4), flattened(4)
 before = rtsys.get_allocation_stats()
 for _ in range(50):
     scratch(4)
     returned(3)
+    flattened(3)
 after = rtsys.get_allocation_stats()
 print(after.alloc - before.alloc, after.free - before.free)
 """
@@ -782,11 +813,11 @@ print(after.alloc - before.alloc, after.free - before.free)
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")
 def test_empty_and_zeros_arrays_are_freed(tmp_path):
     """Every array ``empty`` / ``zeros`` allocate in a kernel is freed, the scratch ones when
-    the kernel ends, a returned one with its Python object (numba's allocation counters, on
-    in a fresh process)."""
+    the kernel ends, a returned one (also through ``flat``) with its Python object (numba's
+    allocation counters, on in a fresh process)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), NUMBA_NRT_STATS="1")
     out = subprocess.run([sys.executable, "-c", _FREED], capture_output=True, text=True,
                          timeout=600, env=env)
     assert out.returncode == 0, out.stderr
     allocated, freed = (int(n) for n in out.stdout.split())
-    assert allocated == freed == 50 * (2 * 10 + 1)
+    assert allocated == freed == 50 * (2 * 10 + 2)
