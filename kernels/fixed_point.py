@@ -392,6 +392,7 @@ def get_reciprocal(x, x_integer_digits):
 
 
 def wrap_int32_np(x):
+    """:func:`wrap_int32`, element-wise."""
     return ((x + 2147483648) & 0xFFFFFFFF) - 2147483648
 
 
@@ -421,26 +422,27 @@ def saturating_rounding_multiply_by_pot_np(x, exponent: int):
 
 def exp_on_negative_values_np(a, integer_bits: int):
     """:func:`exp_on_negative_values` of each value of the int64 array ``a`` (all <= 0)."""
+    wrap, srdhm = wrap_int32_np, saturating_rounding_doubling_high_mul_np
+    rdbp = rounding_divide_by_pot_np
     a = np.asarray(a, np.int64)
     fractional_bits = 31 - integer_bits
     one_quarter = 1 << (fractional_bits - 2)
-    a_mod = wrap_int32_np((a & (one_quarter - 1)) - one_quarter)
+    a_mod = wrap((a & (one_quarter - 1)) - one_quarter)
     # exp_on_interval_between_negative_one_quarter_and_0_excl of the rescaled a_mod
-    x = wrap_int32_np(saturating_rounding_multiply_by_pot_np(a_mod, integer_bits) + (1 << 28))
-    x2 = saturating_rounding_doubling_high_mul_np(x, x)
-    x3 = saturating_rounding_doubling_high_mul_np(x2, x)
-    x4_over_4 = rounding_divide_by_pot_np(saturating_rounding_doubling_high_mul_np(x2, x2), 2)
-    poly = wrap_int32_np(saturating_rounding_doubling_high_mul_np(wrap_int32_np(x4_over_4 + x3), np.int64(715827883)) + x2)
-    poly = rounding_divide_by_pot_np(poly, 1)
+    x = wrap(saturating_rounding_multiply_by_pot_np(a_mod, integer_bits) + (1 << 28))
+    x2 = srdhm(x, x)
+    x3 = srdhm(x2, x)
+    x4_over_4 = rdbp(srdhm(x2, x2), 2)
+    poly = rdbp(wrap(srdhm(wrap(x4_over_4 + x3), np.int64(715827883)) + x2), 1)
     constant_term = np.int64(1895147668)
-    result = wrap_int32_np(constant_term + saturating_rounding_doubling_high_mul_np(constant_term, wrap_int32_np(x + poly)))
-    remainder = wrap_int32_np(a_mod - a)
+    result = wrap(constant_term + srdhm(constant_term, wrap(x + poly)))
+    remainder = wrap(a_mod - a)
     multipliers = (1672461947, 1302514674, 790015084, 290630308, 39332535, 720401, 242)
     for i, multiplier in enumerate(multipliers):
         exponent = i - 2
         if integer_bits > exponent:
             bit = (remainder >> (fractional_bits + exponent)) & 1
-            result = np.where(bit != 0, saturating_rounding_doubling_high_mul_np(result, np.int64(multiplier)), result)
+            result = np.where(bit != 0, srdhm(result, np.int64(multiplier)), result)
     if integer_bits > 5:
         result = np.where(a < -(1 << (36 - integer_bits)), 0, result)
     return np.where(a == 0, INT32_MAX, result)
@@ -449,5 +451,5 @@ def exp_on_negative_values_np(a, integer_bits: int):
 def multiply_by_quantized_multiplier_greater_than_one_np(x, quantized_multiplier,
                                                          left_shift: int):
     """:func:`multiply_by_quantized_multiplier_greater_than_one`, element-wise."""
-    return saturating_rounding_doubling_high_mul_np(wrap_int32_np(np.asarray(x, np.int64) << left_shift),
-                     np.int64(quantized_multiplier))
+    shifted = wrap_int32_np(np.asarray(x, np.int64) << left_shift)
+    return saturating_rounding_doubling_high_mul_np(shifted, np.int64(quantized_multiplier))

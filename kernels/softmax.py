@@ -163,8 +163,8 @@ def exp_table(m, left_shift, diff_min):
         _SCALED_DIFF_INTEGER_BITS)
     inside = diff >= diff_min
     # Rescale Q0.31 -> Q12.19 (the sum accumulates these with int32 wrap-around)
-    return np.concatenate([np.where(inside, e, -1),
-                           np.where(inside, rounding_divide_by_pot_np(e, _ACCUMULATION_INTEGER_BITS), 0)])
+    term = rounding_divide_by_pot_np(e, _ACCUMULATION_INTEGER_BITS)
+    return np.concatenate([np.where(inside, e, -1), np.where(inside, term, 0)])
 
 
 #: An 8-bit row's differences x - max(row) take the 256 values 0, -1, ..., -255.
