@@ -126,20 +126,35 @@ def compile_padded_copy() -> int:
     return 1
 
 
-def compile_float_micro_kernels(couts) -> int:
+def float_window(filter_shape) -> tuple:
+    """``(rows, taps a row)`` of the patches the float GEMM core reads for a convolution of
+    this filter (``[cout, kh, kw, cin]``; a FULLY_CONNECTED's ``[units, inputs]`` is one row):
+    the window that, with the channel count, picks its micro-kernels
+    (:func:`nnsim.kernels._gemm_float.micro_kernels`). A width dilation, which makes each
+    patch one row (im2col), is not seen here: for such a layer the warm-up compiles the
+    micro-kernels of its undilated window, and the layer its own."""
+    dims = tuple(int(d) for d in filter_shape)
+    if len(dims) == 2:
+        return (1, dims[1])
+    if len(dims) != 4:
+        return ()
+    return (dims[1], dims[2] * dims[3])
+
+
+def compile_float_micro_kernels(convs) -> int:
     """Compile (or load) the float GEMM core's micro-kernels that float convolutions of
-    ``couts`` output channels call (:func:`nnsim.kernels._gemm_float.micro_kernels`; a layer
-    compiles them when it is first bound): :mod:`nnsim.tools.warmup`'s child does this after
-    its operations, so that the invoke's later layers load them. Not first: that made the
-    child late with the model's other kernels. One the invoke is compiling meanwhile
-    (claimed) is skipped, with the rest of that channel count's. Returns how many channel
-    counts were done."""
+    ``convs``, pairs ``(output channels, window)`` (:func:`float_window`), call
+    (:func:`nnsim.kernels._gemm_float.micro_kernels`; a layer compiles them when it is first
+    bound): :mod:`nnsim.tools.warmup`'s child does this after its operations, so that the
+    invoke's later layers load them. Not first: that made the child late with the model's
+    other kernels. One the invoke is compiling meanwhile (claimed) is skipped, with the rest
+    of that pair's. Returns how many pairs were done."""
     if not JIT_ENABLED:
         return 0
     done = 0
-    for cout in sorted(set(couts)):
+    for cout, window in sorted(set(convs)):
         try:
-            _gemm_float.micro_kernels(cout)
+            _gemm_float.micro_kernels(cout, window)
         except Claimed:
             continue
         done += 1
@@ -507,7 +522,7 @@ class FloatGemmPlan(_Plan):
             return _threads.in_parts(_float_gemv_step, (*args, split[0]), split[0],
                                      units=(_ROWS, _TILE))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
-            self.mks = _gemm_float.micro_kernels(self.cout)
+            self.mks = _gemm_float.micro_kernels(self.cout, (self.geo[10], self.geo[11]))
         args = (self.geo, self.wp, self.bias, self.clamp, self.mks, out.reshape(-1, self.cout),
                 out.shape[1], out.shape[2])
         return self._bind_core(_float_conv_part, _float_conv_step, x, x.view(np.uint8), 0, args,

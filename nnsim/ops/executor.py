@@ -11,7 +11,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from nnsim.errors import BadDataError, NnapiError, OpFailedError
-from nnsim.kernels.gemm import gemm_channels
+from nnsim.kernels.gemm import float_window, gemm_channels
 from nnsim.kernels.program import Program
 from nnsim.kernels.threads import get_num_threads
 from nnsim.ops.arena import share
@@ -442,12 +442,12 @@ def warm_up_steps(model) -> list[tuple[tuple, Callable[[], bool]]]:
     return [(kind, partial(_warm_step, model, step)) for kind, step in first_of_kind.items()]
 
 
-def float_conv_channels(model) -> set[int]:
-    """The output channel counts of ``model``'s float CONV_2D and FULLY_CONNECTED operations
-    (a 1x1 convolution over the batch: ``ops.fully_connected.plan``) that the float GEMM core
-    runs (``kernels.gemm.gemm_channels``: not one output pixel the matrix-vector loops run),
-    whose micro-kernels depend on the count
-    (``kernels.gemm.compile_float_micro_kernels``). Read from an NHWC output shape: for an
+def float_conv_channels(model) -> set[tuple]:
+    """``(output channels, window)`` of ``model``'s float CONV_2D and FULLY_CONNECTED
+    operations (a 1x1 convolution over the batch: ``ops.fully_connected.plan``) that the float
+    GEMM core runs (``kernels.gemm.gemm_channels``: not one output pixel the matrix-vector
+    loops run), whose micro-kernels depend on both (``kernels.gemm.float_window``,
+    ``kernels.gemm.compile_float_micro_kernels``). Read from an NHWC output shape: for an
     NCHW one it names a width instead, and the child compiles a micro-kernel in vain."""
     return _gemm_conv_channels(model, (OperandType.TENSOR_FLOAT32, OperandType.TENSOR_FLOAT16),
                                True)
@@ -476,6 +476,8 @@ def _gemm_conv_channels(model, input_types, is_float: bool, keep_gemv=False) -> 
         dims = tuple(out.dimensions or ())
         if x.type in input_types and len(dims) == rank:
             cout = gemm_channels(dims, is_float)
+            if cout is not None and is_float:
+                cout = (cout, float_window(model.operands[op.inputs[1]].dimensions or ()))
             if cout is not None or keep_gemv:
                 channels.add(cout)
     return channels

@@ -9,7 +9,8 @@ from typing import NamedTuple
 import numpy as np
 
 from nnsim.kernels.gemm import (compile_float_micro_kernels, compile_gemv_micro_kernels,
-                                compile_micro_kernels, compile_padded_copy, gemm_channels)
+                                compile_micro_kernels, compile_padded_copy, float_window,
+                                gemm_channels)
 from nnsim.ops.executor import (conv_variant, float_conv_channels, is_quantized_conv,
                                 is_windowed_conv, quant_conv_channels, quant_gemv_layers,
                                 warm_up_steps, windowed_variant)
@@ -37,8 +38,8 @@ def warm_up(interp) -> int:
     compilation of all, then those the channel counts of the plan's quantized convolutions
     call besides, and when it has a quantized layer of one output pixel, the matrix-vector
     loops' (``kernels.gemm.compile_gemv_micro_kernels``). The invoke, binding its layers,
-    loads them from the cache. After them, the
-    float GEMM core's micro-kernels for the channel counts of the plan's float convolutions
+    loads them from the cache. After them, the float GEMM core's micro-kernels for the
+    channel counts and windows of the plan's float convolutions
     (``kernels.gemm.compile_float_micro_kernels``), which a layer otherwise compiles when the
     invoke first binds it. Only for a throwaway process (:mod:`nnsim.tools.warmup`'s child):
     stateful nodes run on zeros, buffers are overwritten. Returns how many operations ran."""
@@ -52,7 +53,7 @@ def warm_up(interp) -> int:
     later = list(plan.units.items())[1:][::-1]
     later.sort(key=lambda unit: not _is_depthwise(unit[0]))   # (stable: the rest as they are)
     ran = sum(bool(warm()) for _, warm in later)
-    compile_float_micro_kernels(plan.float_couts)
+    compile_float_micro_kernels(plan.float_convs)
     return ran
 
 
@@ -66,13 +67,13 @@ def _is_depthwise(kind) -> bool:
 def spare_compiles(interp):
     """The first invoke's spare work (``kernels._claims.spare_work``), found when first
     needed: what it compiles while the compiling child holds a kernel it waits for. The
-    float GEMM micro-kernels of each channel count of the plan's float convolutions (the
-    child's last work), then the integer ones, the matrix-vector loops' and the padded copy
-    (its first): whatever
-    the child has not done yet, the invoke needs later anyway."""
+    float GEMM micro-kernels of each channel count and window of the plan's float
+    convolutions (the child's last work), then the integer ones, the matrix-vector loops' and
+    the padded copy (its first): whatever the child has not done yet, the invoke needs later
+    anyway."""
     plan = _scan(interp)
-    for cout in sorted(plan.float_couts):
-        yield partial(compile_float_micro_kernels, (cout,))
+    for conv in sorted(plan.float_convs):
+        yield partial(compile_float_micro_kernels, (conv,))
     if plan.quant_couts is not None:
         yield partial(compile_micro_kernels, plan.quant_couts)
     if plan.quant_gemv:
@@ -85,7 +86,7 @@ class _Plan(NamedTuple):
     units: dict           # kind -> warm(), in run order
     windowed_conv: bool   # a convolution with a window or a stride (padded copy)
     quant_couts: set | None   # output channels of quantized GEMM convolutions (None: none)
-    float_couts: set      # and of float ones
+    float_convs: set      # (output channels, window) of float ones (kernels.gemm.float_window)
     quant_gemv: bool      # a quantized layer of one output pixel (the matrix-vector loops)
 
 
@@ -93,7 +94,7 @@ def _scan(interp) -> _Plan:
     units: dict = {}
     quantized_conv = windowed_conv = False
     quant_couts: set = set()
-    float_couts: set = set()
+    float_convs: set = set()
     quant_gemv = False
     # the plan's steps as the invoke has them (building them anew would replace the list
     # its bound layers are checked against)
@@ -111,7 +112,7 @@ def _scan(interp) -> _Plan:
                 couts = quant_conv_channels(model)   # (FULLY_CONNECTED's too)
                 quant_couts |= couts
                 quantized_conv |= bool(couts)
-                float_couts |= float_conv_channels(model)
+                float_convs |= float_conv_channels(model)
             continue
         types = tuple(interp._sg.tensors[i].type for i in inputs if i >= 0)
         name = type(builtin).__name__
@@ -129,10 +130,12 @@ def _scan(interp) -> _Plan:
         if name == "Conv2D" and variant is not None:
             is_float = types[0] in (TensorType.FLOAT32, TensorType.FLOAT16)
             cout = gemm_channels(shapes[2], is_float) if quantized or is_float else None
-            if cout is not None:
-                (float_couts if is_float else quant_couts).add(cout)
+            if cout is not None and is_float:
+                float_convs.add((cout, float_window(shapes[1])))
+            elif cout is not None:
+                quant_couts.add(cout)
             quant_gemv |= quantized and cout is None
-    return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_couts,
+    return _Plan(units, windowed_conv, quant_couts if quantized_conv else None, float_convs,
                  quant_gemv)
 
 

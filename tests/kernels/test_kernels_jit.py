@@ -535,6 +535,23 @@ for cout in (64, 128, 8, 32, 16):
                     w.reshape(cout, 9, 8))
     assert np.allclose(out[0], ref, rtol=1e-5, atol=1e-4), cout
     print(",".join(str(len(fn.signatures)) for fn in kernels))
+# a window of 3 rows of 9 taps (3x3 over 3 channels: AVX2's _fh12x8_3x9), compiled when a
+# layer of <= 8 channels has one (not for a 1x1 layer of 8)
+special = (f._fh12x8_3x9,)
+print(",".join(str(len(fn.signatures)) for fn in special))
+for w_shape in ((8, 1, 1, 8), (8, 3, 3, 3)):
+    x = np.random.default_rng(3).standard_normal((1, 5, 5, w_shape[3])).astype(np.float32)
+    w = np.random.default_rng(4).standard_normal(w_shape).astype(np.float32)
+    p = w_shape[1] // 2
+    out = conv.conv_2d(x, w, None, **dict(g, pad_top=p, pad_bottom=p, pad_left=p,
+                                          pad_right=p))
+    ref = np.einsum("yxkc,okc->yxo",
+                    np.lib.stride_tricks.sliding_window_view(
+                        np.pad(x[0], ((p, p), (p, p), (0, 0))), w_shape[1:3], axis=(0, 1)
+                    ).transpose(0, 1, 3, 4, 2).reshape(5, 5, -1, w_shape[3]),
+                    w.reshape(w_shape[0], -1, w_shape[3]))
+    assert np.allclose(out[0], ref, rtol=1e-5, atol=1e-4), w_shape
+    print(",".join(str(len(fn.signatures)) for fn in special))
 """
 
 
@@ -545,8 +562,10 @@ def test_float_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_pa
     (``_gemm_float.micro_kernels``), each compiled once and only when a layer's channel count
     needs it: on AVX-512 64 and 128 channels whole tiles (``_fk4``), 8 a last tile of <= 8
     (``_fh1x8``), 32 two columns (``_fk8x2``), 16 one (``_fk8x1``); on AVX2 the columns of 16
-    (``_fh5x16``, ``_fh6x16``), a last one of <= 8 channels (``_fh12x8``, ``_fh1x8``). The
-    results equal a float64 sum of the same products (the kernels sum in float32)."""
+    (``_fh5x16``, ``_fh6x16``), a last one of <= 8 channels (``_fh12x8``, ``_fh1x8``), and
+    for a 3x3 one over 3 channels its variant for that window (``_fh12x8_3x9``), never on
+    AVX-512. The results equal a float64 sum of the same products (the kernels sum in
+    float32)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     if cpu != "host":
         env["NUMBA_CPU_NAME"] = cpu
@@ -555,9 +574,11 @@ def test_float_convolutions_compile_the_micro_kernels_they_call_only(cpu, tmp_pa
     assert out.returncode == 0, out.stderr
     counts = out.stdout.split()
     if _jit.SIMD_MODE != "avx2" and cpu == "host":
-        assert counts == ["1,0,0,0", "1,0,0,0", "1,1,0,0", "1,1,0,1", "1,1,1,1"], counts
+        assert counts == ["1,0,0,0", "1,0,0,0", "1,1,0,0", "1,1,0,1", "1,1,1,1",
+                          "0", "0", "0"], counts
     else:
-        assert counts == ["1,1,0,0", "1,1,0,0", "1,1,1,1", "1,1,1,1", "1,1,1,1"], counts
+        assert counts == ["1,1,0,0", "1,1,0,0", "1,1,1,1", "1,1,1,1", "1,1,1,1",
+                          "0", "0", "1"], counts
 
 
 @pytest.mark.skipif(not _jit.JIT_ENABLED, reason="needs numba")

@@ -205,8 +205,10 @@ def test_float_tiles_and_classifier(cout, pixels, monkeypatch):
 @pytest.mark.parametrize("shape", [(1, 23, 29, 3), (2, 10, 11, 3)])
 def test_float_first_layer_of_8_channels(shape, monkeypatch):
     """A float first layer on AVX2 (3x3, stride 2, SAME, 3 -> 8 channels: MobileNet v1 0.25's)
-    read in place (InPlaceFloatPlan), its 8 channels in passes of 12 and 8 pixels: each sum
-    within rounding of the reference's 27 terms, the same bits with 1-3 threads."""
+    read in place (InPlaceFloatPlan), its 8 channels in passes of 12 (``_fh12x8_3x9``, its
+    loop counts constant) and 8 pixels: each sum within rounding of the reference's 27
+    terms, the same bits with 1-3 threads and as the general ``_fh12x8``."""
+    from nnsim.kernels import _gemm_float
     monkeypatch.setattr(threads, "MIN_PARALLEL_WORK", 0)
     rng = np.random.default_rng(shape[1])
     x = rng.standard_normal(shape).astype(np.float32)
@@ -220,6 +222,9 @@ def test_float_first_layer_of_8_channels(shape, monkeypatch):
     magnitude = ref_conv.conv_2d(np.abs(x), np.abs(w), np.abs(bias), **g)
     assert_float_sums_close(got, ref_conv.conv_2d(x, w, bias, **g), magnitude, 28)
     _check_threads(plan, x, out_shape, got)
+    monkeypatch.setattr(_gemm_float, "_fh12x8_3x9", _gemm_float._fh12x8)
+    general, _ = conv.prepare_conv_2d(x.shape, x.dtype, w, bias, **g)
+    np.testing.assert_array_equal(general.run(x, np.empty(out_shape, np.float32)), got)
 
 
 def test_copy_run_copies_each_length_exactly():

@@ -131,11 +131,18 @@ def test_warm_up_compiles_the_padded_copy_before_anything_else(shared_models, mo
         assert "padded" not in events
 
 
+#: MobileNet v1 0.25's 1x1 float convolutions, (output, input channels) in sorted order
+FLOAT_1X1 = [(16, 8), (32, 16), (32, 32), (64, 32), (64, 64), (128, 64), (128, 128),
+             (256, 128), (256, 256)]
+
+
 @pytest.mark.parametrize("name, expected", [
-    # float MobileNet v1 0.25: GEMM convolutions of 8 (the first, 3x3 stride 2), 16, 32, 64,
-    # 128 and 256 channels; then the padded copy of the first one's input
-    (MODEL, [("float", (8,)), ("float", (16,)), ("float", (32,)), ("float", (64,)),
-             ("float", (128,)), ("float", (256,)), ("padded",)]),
+    # float MobileNet v1 0.25: GEMM convolutions of 8 channels (the first: 3x3 over 3
+    # channels, 3 rows of 9 taps), then 1x1 ones (one row of cin taps); then the padded copy
+    # of the first one's input
+    (MODEL, [("float", ((8, (3, 9)),))]
+     + [("float", ((cout, (1, cin)),)) for cout, cin in FLOAT_1X1]
+     + [("padded",)]),
     ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", [("micro", V1_QUANT_COUTS), ("padded",)]),
     # FULLY_CONNECTED only, batch 1: on the NNAPI path the integer GEMM core's micro-kernels
     # of its 8, 128 and 640 units unless the matrix-vector loops run them (AVX2); the TFLite
@@ -193,10 +200,12 @@ def test_gemm_channel_counts_of_convolutions_and_fully_connected_layers():
     from nnsim.types import OperandType as T
 
     def model(input_type):
-        dims = [(1, 8, 8, 3), (1, 4, 4, 24), (1, 1, 1, 40), (2, 1, 1, 72), (1, 16), (3, 56)]
+        dims = [(1, 8, 8, 3), (1, 4, 4, 24), (1, 1, 1, 40), (2, 1, 1, 72), (1, 16), (3, 56),
+                (24, 3, 3, 3), (40, 1, 1, 3), (72, 1, 1, 3), (16, 3), (56, 3)]
         operands = [NS(type=input_type, dimensions=d) for d in dims]
-        ops = [NS(type=OperationCode.CONV_2D, inputs=[0, 0], outputs=[o]) for o in (1, 2, 3)]
-        ops += [NS(type=OperationCode.FULLY_CONNECTED, inputs=[0, 0], outputs=[o])
+        ops = [NS(type=OperationCode.CONV_2D, inputs=[0, o + 5], outputs=[o])
+               for o in (1, 2, 3)]
+        ops += [NS(type=OperationCode.FULLY_CONNECTED, inputs=[0, o + 5], outputs=[o])
                 for o in (4, 5)]
         ops.append(NS(type=OperationCode.ADD, inputs=[0, 0], outputs=[1]))
         return NS(operations=ops, operands=operands)
@@ -205,7 +214,11 @@ def test_gemm_channel_counts_of_convolutions_and_fully_connected_layers():
             (executor.quant_conv_channels, T.TENSOR_QUANT8_ASYMM, False),
             (executor.float_conv_channels, T.TENSOR_FLOAT32, True)):
         one_pixel = set() if gemv_runs(is_float) else {40, 16}
-        assert channels(model(input_type)) == {24, 72, 56} | one_pixel
+        want = {24, 72, 56} | one_pixel
+        if is_float:   # with the window of each: 3 rows of 3 pixels x 3 channels, or one row
+            windows = {24: (3, 9), 40: (1, 3), 72: (1, 3), 16: (1, 3), 56: (1, 3)}
+            want = {(cout, windows[cout]) for cout in want}
+        assert channels(model(input_type)) == want
         assert channels(model(T.TENSOR_INT32)) == set()
 
 
@@ -234,17 +247,18 @@ def test_micro_kernels_of_the_channel_counts_compiled_skipping_a_claimed_one(mon
 
 
 @pytest.mark.parametrize("name, couts", [
-    # MobileNet v1 0.25: convolutions of 8 (the first), 16, 32, 64, 128 and 256 channels; the
-    # classifier's 1001 channels are one pixel (float: the matrix-vector loops wherever the
-    # JIT has a SIMD mode, no micro-kernels)
-    (MODEL, {8, 16, 32, 64, 128, 256} | (set() if gemv_runs(True) else {1001})),
+    # MobileNet v1 0.25: convolutions of 8 channels (the first, 3x3 over 3), then the 1x1
+    # ones; the classifier's 1001 channels are one pixel (float: the matrix-vector loops
+    # wherever the JIT has a SIMD mode, no micro-kernels)
+    (MODEL, {(8, (3, 9))} | {(cout, (1, cin)) for cout, cin in FLOAT_1X1}
+     | (set() if gemv_runs(True) else {(1001, (1, 256))})),
     ("mobilenet_v1_1.0_224_quant_reconstructed.tflite", set())])
 @pytest.mark.parametrize("delegated", [True, False])
 def test_warm_up_compiles_the_float_gemm_micro_kernels_last(shared_models, monkeypatch, name,
                                                            couts, delegated):
     """After its operations (each binds only its own layer's micro-kernels), the child
-    compiles the float GEMM core's micro-kernels of every float convolution's channel count,
-    which the invoke's later layers then load."""
+    compiles the float GEMM core's micro-kernels of every float convolution's channel count
+    and window, which the invoke's later layers then load."""
     events = []
     monkeypatch.setattr(warm_up_module, "compile_float_micro_kernels",
                         lambda channels: events.append(("float micro", set(channels))))
@@ -253,23 +267,24 @@ def test_warm_up_compiles_the_float_gemm_micro_kernels_last(shared_models, monke
 
 
 def test_float_micro_kernels_skip_a_claimed_channel_count(monkeypatch):
-    """A channel count whose micro-kernel the invoke is compiling (claimed) is skipped, the
-    others are still done."""
+    """A channel count and window whose micro-kernel the invoke is compiling (claimed) is
+    skipped, the others are still done, each once."""
     from nnsim.kernels import _gemm_float, gemm
     from nnsim.kernels._claims import Claimed
     if not JIT_ENABLED:
-        assert gemm.compile_float_micro_kernels([8]) == 0
+        assert gemm.compile_float_micro_kernels([(8, (3, 9))]) == 0
         return
     seen = []
 
-    def micro_kernels(cout):
-        seen.append(cout)
+    def micro_kernels(cout, window):
+        seen.append((cout, window))
         if cout == 32:
             raise Claimed("_fk8x2")
         return np.zeros(4, np.int64)
     monkeypatch.setattr(_gemm_float, "micro_kernels", micro_kernels)
-    assert gemm.compile_float_micro_kernels([64, 32, 8, 64]) == 2
-    assert seen == [8, 32, 64]
+    convs = [(64, (1, 8)), (32, (1, 8)), (8, (3, 9)), (64, (1, 8)), (64, (3, 24))]
+    assert gemm.compile_float_micro_kernels(convs) == 3
+    assert seen == [(8, (3, 9)), (32, (1, 8)), (64, (1, 8)), (64, (3, 24))]
 
 
 def test_warm_up_leaves_the_interpreter_results_unchanged_in_its_own_process(shared_models):
