@@ -141,10 +141,11 @@ def _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi
 def _fcols_avx2(src, rb, n, dy, kh, seg, wp, woff, bias, c_lo, c_hi, lo, hi, out, o, cout, mks):
     """:func:`_ftile_512` for 16 ymm registers: ``n`` pixels x channels ``c_lo:c_hi`` in
     columns of 16 (a tile a column on AVX2, ``_FLOAT_COLS``; the filter from ``wp[woff:]``,
-    the output from ``out[o + c_lo:]``), 6 or 5 pixels x 16 channels per pass (12 or 10 8-lane accumulators:
-    the pixels as 6 * a + 5 * b, no pass computing pixels that are not there), or for a last
-    column of <= 8 channels 12 pixels x 8 channels, then 8 x 8 for the rest. Four calls at
-    most, each over every column (a call per column and block cost 3% on the integer path,
+    the output from ``out[o + c_lo:]``), 6 or 5 pixels x 16 channels per pass (12 or 10
+    8-lane accumulators: the pixels as 6 * a + 5 * b, no pass computing pixels that are not
+    there), or for a last column of <= 8 channels 12 pixels x 8 channels (``mks[2]``:
+    :func:`_fh12x8` or :func:`_fh12x8_3x9`), then 8 x 8 for the rest. Four calls at most,
+    each over every column (a call per column and block cost 3% on the integer path,
     _gemm_avx2)."""
     ncols = (c_hi - c_lo + 15) // 16
     last = c_lo + 16 * (ncols - 1)

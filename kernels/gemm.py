@@ -50,7 +50,7 @@ from nnsim.kernels._gemm_int import _requantize_core  # noqa: F401 (re-export)
 __all__ = ["QuantGemmPlan", "FloatGemmPlan", "InPlaceFloatPlan", "in_place_float_plan",
            "PackedFilter", "pack_weights", "requant_params", "shift_free", "compile_micro_kernels",
            "compile_gemv_micro_kernels",
-           "gemv_runs", "gemm_channels"]
+           "gemv_runs", "gemm_channels", "float_window"]
 
 
 # --- micro-kernels compiled on their own (cold start) ---------------------------------------
