@@ -389,6 +389,9 @@ def get_reciprocal(x, x_integer_digits):
 # above does not compile them (the quantized softmax: exp_on_negative_values and its callees
 # were 0.6 s of the shared models' cold start, issue 13). Each equals its scalar counterpart
 # on every int32 input (tests/kernels/test_kernels_fixed_point.py); int32 values in int64.
+# Not kernels/reference/_fixed_point.py's twins, though they compute the same: those belong to
+# the reference kernels, the oracle the quantized softmax is tested against, and stay a
+# second implementation written apart from these.
 
 
 def wrap_int32_np(x):
