@@ -1,12 +1,12 @@
 """Pieces shared by the GEMM cores (:mod:`nnsim.kernels.gemm`): tile sizes, source modes, the
-padded input copy, row bases of a block of output pixels and im2col; byte-run copies and the
+padded input copy, the output pixels' row bases and im2col; byte-run copies and the
 store of 16 requantized lanes, which the depthwise cores use too."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from nnsim.kernels._builtins import flat, lesser
+from nnsim.kernels._builtins import flat
 from nnsim.kernels._jit import (MASKED_BYTES, SIMD_MODE, njit, vb_copy, vb_copy16, vi_load,
                                 vi_splat, vi_store, vi_store8, vi_store8n, vi_xor)
 
@@ -90,36 +90,28 @@ def _store8(r, out, o, count):
         vi_store8n(r, out, o, count)
 
 
-@njit(_nrt=False, inline="always", inner=True)
-def _row_bases(geo, p0, n, out_h, out_w, rb):
-    """``rb[j]``: where the patch of output pixel p0 + j starts in the kernel's source; entries
-    n .. n + 15 repeat the last one (whole micro-kernels read them, nothing is stored)."""
-    stride_h, stride_w = geo[2], geo[3]
-    hp, wp, cp, mode, seg = geo[6], geo[7], geo[8], geo[9], geo[11]
-    if mode == _DIRECT:
-        for j in range(n):
-            rb[j] = (p0 + j) * seg
-    elif mode == _GATHER:
-        for j in range(n):
-            rb[j] = j * seg
-    else:   # a run of each output row's pixels at a time, stride_w * cp apart (a pixel
-        # at a time, with the row and image wrap tested each, took 13 us of a float
-        # first layer's 145: 12,544 pixels)
-        b, rest = divmod(p0, out_h * out_w)
-        oy, ox = divmod(rest, out_w)
-        step = stride_w * cp
-        j = 0
-        while j < n:
-            v = ((b * hp + oy * stride_h) * wp + ox * stride_w) * cp
-            end = j + lesser(out_w - ox, n - j)
-            for k in range(j, end):
-                rb[k] = v
-                v += step
-            j, ox, oy = end, 0, oy + 1
-            if oy == out_h:
-                oy, b = 0, b + 1
-    for j in range(n, n + 4 * _ROWS):
-        rb[j] = rb[n - 1]
+def row_bases(geo, out_shape) -> np.ndarray:
+    """int64: where the patch of each output pixel starts in the core's source (``geo``: the
+    plan's geometry, ``out_shape``: [N, OH, OW, ...]), computed once with the plan: entry p for
+    pixel p (the padded copy or the input itself); for im2col (``_GATHER``) entry j for row j of
+    a block's patches. Then ``4 * _ROWS`` copies of the last entry: a micro-kernel reads the
+    entries of whole groups of pixels past a block's last one (stores nothing for them), so
+    they must point into the source (a block's last entries may be the next part's pixels,
+    which another thread may be copying: read, never used). Computed in the GEMM cores a block
+    at a time, the bases took 5% of the compile work of the shared models' first runs (numba's
+    Python calls: 25.73 -> 24.44 M without them, AVX2; issue 13)."""
+    stride_h, stride_w, hp, wp, cp, mode, seg = (int(geo[i]) for i in (2, 3, 6, 7, 8, 9, 11))
+    n, out_h, out_w = (int(d) for d in out_shape[:3])
+    if mode == _GATHER:
+        table = np.arange(_BLOCK, dtype=np.int64) * seg
+    elif mode == _DIRECT:
+        table = np.arange(n * out_h * out_w, dtype=np.int64) * seg
+    else:
+        b = np.arange(n, dtype=np.int64)[:, None, None]
+        oy = np.arange(out_h, dtype=np.int64)[None, :, None]
+        ox = np.arange(out_w, dtype=np.int64)[None, None, :]
+        table = (((b * hp + oy * stride_h) * wp + ox * stride_w) * cp).reshape(-1)
+    return np.concatenate([table, np.full(4 * _ROWS, table[-1], np.int64)])
 
 
 @njit(_nrt=False, inline="always", inner=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from nnsim.kernels._gemm_common import (_BLOCK, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER, _ROWS,
-                                        _fill_part_rows, _gather, _row_bases)
+                                        _fill_part_rows, _gather)
 from nnsim.kernels._builtins import flat, lesser
 from nnsim.kernels._jit import (SIMD_MODE, njit, vb_prefetch, vf_add, vf_bcast, vf_clamp, vf_load,
                                 vf_muladd, vf_store, vf_storen, vf_zero, vh_bcast, vh_load,
@@ -18,45 +18,46 @@ from nnsim.kernels._native import call_native, native_address
 
 
 @njit(_nrt=False)
-def _float_conv_step(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, scratch, parts,
+def _float_conv_step(x, geo, rb, wp, bias, clamp, mks, out, out_h, out_w, cols, scratch, parts,
                      xin, fill, xbytes, t):
     """As :func:`nnsim.kernels._gemm_int._quant_conv_step` (``xbytes``: the bytes of ``x``,
     which the copy fills)."""
     _fill_part_rows(xin, fill, geo, out_h, out_w, xbytes, parts[t, 0], parts[t, 1])
-    _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols[t], rb[t],
-                     scratch[t], parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
+    _float_conv_part(x, geo, rb, wp, bias, clamp, mks, out, out_h, out_w, cols[t], scratch[t],
+                     parts[t, 0], parts[t, 1], parts[t, 2], parts[t, 3])
 
 
 @njit(_nrt=False)
-def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, scratch, p_lo,
+def _float_conv_part(x, geo, rb, wp, bias, clamp, mks, out, out_h, out_w, cols, scratch, p_lo,
                      p_hi, c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64): each
-    sum is computed by the same sequence of vector operations whatever the bounds. ``mks``:
-    the micro-kernels' addresses (:func:`micro_kernels`); ``cols``, ``rb``, ``scratch`` (16
-    floats): scratch, allocated with the plan (a core that allocates counts references around
-    each micro-kernel call, see _gemm_int.scratch_arrays)."""
+    sum is computed by the same sequence of vector operations whatever the bounds. ``rb``:
+    the row bases (:func:`nnsim.kernels._gemm_common.row_bases`); ``mks``: the
+    micro-kernels' addresses (:func:`micro_kernels`); ``cols``, ``scratch`` (16 floats):
+    scratch, allocated with the plan (a core that allocates counts references around each
+    micro-kernel call, see _gemm_int.scratch_arrays)."""
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
     k = kh * seg
     cout = out.shape[1]
     oflat = flat(out)
     lo, hi = clamp[0], clamp[1]
     src = cols if mode == _GATHER else x
-    # pixels a block: as many as the im2col buffer holds, more without one (not from rb's
-    # length: a part's rb is a row of threads.per_part, padded to whole pages)
+    # pixels a block: as many as the im2col buffer holds, more without one
     block = _BLOCK if mode == _GATHER else _FLOAT_BLOCK
     for p0 in range(p_lo, p_hi, block):
         n = lesser(block, p_hi - p0)
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
-        _row_bases(geo, p0, n, out_h, out_w, rb)
-        if mode != _GATHER:
+            rbp = rb
+        else:
+            rbp = rb[p0:]   # (a view: the table's entries past the block's are real)
             # the input the next block reads, assumed to follow this block's as far again
             # (the first block's own too)
-            first, end = rb[0], rb[n - 1] + (kh - 1) * dy + seg
+            first, end = rbp[0], rbp[n - 1] + (kh - 1) * dy + seg
             for e in range(first if p0 == p_lo else end, lesser(2 * end - first, src.size), 16):
                 vb_prefetch(src, e)
         if _AVX2:
-            _fcols_avx2(src, rb, n, dy, kh, seg, wp, c_lo * k, bias, c_lo, c_hi, lo, hi, oflat,
+            _fcols_avx2(src, rbp, n, dy, kh, seg, wp, c_lo * k, bias, c_lo, c_hi, lo, hi, oflat,
                         p0 * cout, cout, mks)
             continue
         c0 = c_lo
@@ -64,7 +65,7 @@ def _float_conv_part(x, geo, wp, bias, clamp, mks, out, out_h, out_w, cols, rb, 
         while c0 < c_hi:   # tiles of _FLOAT_COLS columns (gemm.pack_weights)
             ncol = lesser(_FLOAT_COLS, (cout - c0 + 15) // 16)
             stride = ncol * 16
-            _ftile_512(src, rb, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi,
+            _ftile_512(src, rbp, n, dy, kh, seg, wp, woff, stride, ncol, bias, c0, lo, hi,
                        oflat, p0 * cout + c0, cout, scratch, mks)
             woff += k * stride
             c0 += 16 * _FLOAT_COLS

@@ -8,7 +8,7 @@ import numpy as np
 
 from nnsim.kernels._gemm_avx2 import _PAIRS_CODES, _RP, _block_pairs, _cols_pairs
 from nnsim.kernels._gemm_common import (_BLOCK, _GATHER, _IMPLICIT, _ROWS, _TILE, _fill_part_rows,
-                                        _gather, _row_bases, _store8)
+                                        _gather, _store8)
 from nnsim.kernels._builtins import empty, flat, lesser, zeros
 from nnsim.kernels._jit import (QP_ROWS, SIMD_MODE, njit, vb_sum64, vi_add, vi_bcast4, vi_dpbusd,
                                 vi_load, vi_pack8q, vi_requantb, vi_requantqr, vi_requantr,
@@ -43,28 +43,27 @@ def scratch_arrays(geo):
 
 
 @njit(_nrt=False)
-def _quant_conv_step(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, ex, wide,
+def _quant_conv_step(x, geo, rb, prm, wp, qp, mks, out, out_h, out_w, cols, sx, ex, wide,
                      rbw, scratch, parts, xin, fill, t):
     """Part ``t`` of the convolution in ``len(parts)`` parts (one thread's, run by
     :mod:`nnsim.kernels.team`): first, when ``fill[5]`` is set, copies the rows of ``xin`` its
     pixels read into the padded input ``x`` (:func:`_fill_part_rows`), then computes output
     pixels ``parts[t, 0:2]`` x channels ``parts[t, 2:4]`` (channel bounds multiples of 64)
-    with its own scratch ``cols[t]``, ``rb[t]``, ``sx[t]`` and those of
-    :func:`scratch_arrays`."""
+    with its own scratch ``cols[t]``, ``sx[t]`` and those of :func:`scratch_arrays`."""
     _fill_part_rows(xin, fill, geo, out_h, out_w, x, parts[t, 0], parts[t, 1])
-    _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols[t], rb[t], sx[t], ex[t],
+    _quant_conv_part(x, geo, rb, prm, wp, qp, mks, out, out_h, out_w, cols[t], sx[t], ex[t],
                      wide[t], rbw[t], scratch[t], parts[t, 0], parts[t, 1], parts[t, 2],
                      parts[t, 3])
 
 
 @njit(_nrt=False)
-def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, ex, wide, rbw,
+def _quant_conv_part(x, geo, rb, prm, wp, qp, mks, out, out_h, out_w, cols, sx, ex, wide, rbw,
                      scratch, p_lo, p_hi, c_lo, c_hi):
     """Output pixels ``p_lo:p_hi`` x channels ``c_lo:c_hi`` (``c_lo`` a multiple of 64, the
     tiles before it whole). Each output element gets the same instruction sequence whatever
-    the bounds: only which micro-kernel call computes it changes. ``mks``: the micro-kernels'
-    addresses (:func:`micro_kernels`); ``cols``, ``rb``, ``sx`` and :func:`scratch_arrays`:
-    scratch."""
+    the bounds: only which micro-kernel call computes it changes. ``rb``: the row bases
+    (:func:`nnsim.kernels._gemm_common.row_bases`); ``mks``: the micro-kernels' addresses
+    (:func:`micro_kernels`); ``cols``, ``sx`` and :func:`scratch_arrays`: scratch."""
     rowcoef, kfill, out_zp, lo, hi = prm[1], prm[2], prm[3], prm[4], prm[5]
     cpad, xflip = prm[6], prm[7]
     kh, seg, dy, mode = geo[10], geo[11], geo[12], geo[9]
@@ -78,23 +77,23 @@ def _quant_conv_part(x, geo, prm, wp, qp, mks, out, out_h, out_w, cols, rb, sx, 
     step = geo[3] * geo[8] if mode == _IMPLICIT else seg   # between patches in a row
     for p0 in range(p_lo, p_hi, _BLOCK):
         n = lesser(_BLOCK, p_hi - p0)
+        rbp = rb if mode == _GATHER else rb[p0:]
         if mode == _GATHER:
             _gather(x, geo, p0, n, out_h, out_w, cols)
-        _row_bases(geo, p0, n, out_h, out_w, rb)
         if rowcoef != 0:   # (the real taps only: not the zero-weight ones widening a run)
-            _row_sums(src, rb, n, kh, geo[1] * geo[8] if mode == _IMPLICIT else seg, dy, sx,
+            _row_sums(src, rbp, n, kh, geo[1] * geo[8] if mode == _IMPLICIT else seg, dy, sx,
                       xflip)
             for j in range(n):
                 ex[j] = np.int32(rowcoef * (sx[j] - kfill))
         if _PAIRS:
-            _block_pairs(src, rb, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex,
+            _block_pairs(src, rbp, n, dy, kh, seg, step, wp, c_lo, c_hi, xmask, qp, cpad, ex,
                          out_zp, lo, hi, oflat, p0, cout, wide, rbw, mks[0])
             continue
         c0 = c_lo
         woff = (c_lo // _TILE) * groups * 256
         while c0 < c_hi:
             ncol = lesser(4, (cout - c0 + 15) // 16)
-            _tile_vnni(src, rb, n, dy, kh, seg // 4, wp, woff, ncol, qp, c0, cpad, ex,
+            _tile_vnni(src, rbp, n, dy, kh, seg // 4, wp, woff, ncol, qp, c0, cpad, ex,
                        out_zp, lo, hi, oflat, p0 * cout + c0, cout, scratch, mks)
             woff += groups * ncol * 64
             c0 += _TILE

@@ -35,8 +35,8 @@ import numpy as np
 
 from nnsim.kernels import _gemm_avx2, _gemm_float, _gemm_int, _gemv
 from nnsim.kernels import threads as _threads
-from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_BLOCK, _FLOAT_COLS, _GATHER,
-                                        _IMPLICIT, _ROWS, _TILE, _fill_padded)
+from nnsim.kernels._gemm_common import (_BLOCK, _DIRECT, _FLOAT_COLS, _GATHER, _IMPLICIT,
+                                        _ROWS, _TILE, _fill_padded, row_bases)
 from nnsim.kernels._builtins import flat
 from nnsim.kernels._claims import Claimed
 from nnsim.kernels._common import (aligned_copy, aligned_full, aligned_zeros, compile_ahead,
@@ -335,7 +335,8 @@ class _Plan:
         self.geo = np.array([kh, kw, stride_h, stride_w, dil_h, dil_w, hp, wp, cin, self.mode,
                              *runs], np.int64)
         self.cols = aligned_zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
-        self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)
+        self.row_bases = row_bases(self.geo, self.out_shape)   # read by the cores' parts alike
+        self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)   # (the GEMV's scratch)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
         # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv, or not
@@ -475,11 +476,11 @@ class QuantGemmPlan(_Plan):
         # (nnsim.tools.warmup) compiles them meanwhile (micro-kernels first, ad01 compiled its
         # _mk4 and then the core while the child had only _mk1 to do)
         mks = np.zeros(3, np.int64) if self.mks is None else self.mks
-        args = (self.geo, self.prm, self.wpk, self.qp, mks,
+        args = (self.geo, self.row_bases, self.prm, self.wpk, self.qp, mks,
                 out.view(np.uint8).reshape(-1, self.cout), out.shape[1], out.shape[2])
         call = self._bind_core(_quant_conv_part, _quant_conv_step, xb, xb,
                                128 if self.flip else 0, args,
-                               (self.cols, self.rb, self.sx, *self.scratch))
+                               (self.cols, self.sx, *self.scratch))
         if self.mks is None:   # (addresses filled in before the call can run)
             compile_ahead(call)
             mks[:] = _gemm_int.micro_kernels(self.cout, self.qp.dtype)
@@ -503,8 +504,6 @@ class FloatGemmPlan(_Plan):
         if bias is not None:
             self.bias[:cout] = bias
         self.clamp = np.array([lo, hi], np.float32)
-        if self.mode != _GATHER:
-            self.rb = np.zeros(_FLOAT_BLOCK + 4 * _ROWS, np.int64)
         self.scratch = np.zeros(16, np.float32)   # partial stores (the core allocates nothing)
         self.mks = None   # the micro-kernels' addresses (_gemm_float.micro_kernels), once bound
 
@@ -523,10 +522,10 @@ class FloatGemmPlan(_Plan):
                                      units=(_ROWS, _TILE))
         if self.mks is None:   # compiled when first bound (by the invoke that needs them)
             self.mks = _gemm_float.micro_kernels(self.cout, (self.geo[10], self.geo[11]))
-        args = (self.geo, self.wp, self.bias, self.clamp, self.mks, out.reshape(-1, self.cout),
-                out.shape[1], out.shape[2])
+        args = (self.geo, self.row_bases, self.wp, self.bias, self.clamp, self.mks,
+                out.reshape(-1, self.cout), out.shape[1], out.shape[2])
         return self._bind_core(_float_conv_part, _float_conv_step, x, x.view(np.uint8), 0, args,
-                               (self.cols, self.rb, self.scratch))
+                               (self.cols, self.scratch))
 
 
 class InPlaceFloatPlan:

@@ -97,10 +97,11 @@ class _Argument:
         if data.nbytes > self.length:
             return False
         if isinstance(self.buffer, np.ndarray) and self.memory is None:
-            flat = self.buffer.reshape(-1).view(np.uint8)
-            flat[:data.nbytes] = data
-            if data.nbytes and not np.shares_memory(flat, self.buffer):  # (0 bytes share none)
+            # (checked first: reshape copies a non-contiguous array, np.shares_memory after
+            # the copy took 2 us of every execution)
+            if data.nbytes and not self.buffer.flags.c_contiguous:
                 raise BadDataError("output ndarray must be contiguous to be filled in place")
+            self.buffer.reshape(-1).view(np.uint8)[:data.nbytes] = data
         else:
             self.raw()[:data.nbytes] = data.tobytes()
         return True

@@ -168,7 +168,7 @@ class NnApiDelegateKernel:
         values (the delegate copies them back)."""
         conv = self.converted
         inputs = conv.nnapi_inputs(values)
-        ex, bound, out_pool = self._execution([np.shape(a) for a in inputs])
+        ex, bound, out_pool = self._execution([a.shape for a in inputs])   # (ndarrays)
         for k, (tensor, arr) in enumerate(zip(conv.model_input_tensors, inputs)):
             _bind_input(ex, bound, k, arr, arr is values.get(tensor))
         try:

@@ -511,7 +511,7 @@ class Interpreter:
                 if kernel.last_execution is not None:
                     executions.append(kernel.last_execution)
                 for o in kernel.output_tensors:
-                    self._shapes[o] = tuple(np.shape(values[o]))
+                    self._shapes[o] = values[o].shape   # (tflite_outputs: ndarrays)
             stamps.append(clock())
         self._profile_stamps, self._profile = stamps, None
         self.last_delegate_executions = executions

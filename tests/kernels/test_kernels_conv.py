@@ -707,3 +707,39 @@ def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
             [T(ours.shape, dtype, quant["out_scale"], quant["out_zp"])], [x],
             dict(Padding=1, StrideW=1, StrideH=1, FusedActivationFunction=1))
         assert_same(ours, expected)
+
+
+@pytest.mark.parametrize("case", [
+    # x shape, (cout, kh, kw), strides, dilations, pads (top, bottom, left, right)
+    ((2, 9, 11, 6), (4, 3, 3), (2, 1), (1, 1), (1, 1, 0, 2)),   # padded copy, a batch
+    ((1, 7, 9, 13), (4, 1, 1), (1, 1), (1, 1), (0, 0, 0, 0)),   # 1x1: the input itself
+    ((1, 12, 12, 5), (4, 3, 3), (1, 1), (1, 2), (2, 2, 2, 2)),  # dilated in width: im2col
+])
+def test_row_bases_point_at_each_pixels_window(case):
+    """``gemm.row_bases``: entry p of a plan's table is where output pixel p's window (its
+    top-left tap, channel 0) starts in the source the core reads, located independently by
+    unravelling the index into the padded copy's [N, H, W, C] (the input's for a 1x1 filter);
+    for im2col, entry j is row j of the block's patch matrix; then 16 copies of the last."""
+    from nnsim.kernels.gemm import FloatGemmPlan
+
+    x_shape, (cout, kh, kw), (sh, sw), (dh, dw), pads = case
+    w = np.ones((cout, kh, kw, x_shape[3]), np.float32)
+    plan = FloatGemmPlan(x_shape, _out_shape(x_shape, cout, kh, kw, sh, sw, dh, dw, pads), w,
+                         None, 0.0, np.inf, (sh, sw, pads[0], pads[2], dh, dw))
+    table = plan.row_bases
+    assert list(table[-16:]) == [table[-17]] * 16
+    if dw > 1:
+        assert list(table[:-16]) == [j * plan.kp for j in range(64)]
+        return
+    n, oh, ow = plan.out_shape[:3]
+    hp, wp = (int(plan.geo[6]), int(plan.geo[7])) if plan.geo[6] else x_shape[1:3]
+    starts = [np.unravel_index(v, (n, hp, wp, x_shape[3])) for v in table[:-16]]
+    assert starts == [(b, oy * sh, ox * sw, 0) for b in range(n) for oy in range(oh)
+                      for ox in range(ow)]
+
+
+def _out_shape(x_shape, cout, kh, kw, sh, sw, dh, dw, pads):
+    n, h, w, _ = x_shape
+    oh = (h + pads[0] + pads[1] - (kh - 1) * dh - 1) // sh + 1
+    ow = (w + pads[2] + pads[3] - (kw - 1) * dw - 1) // sw + 1
+    return (n, oh, ow, cout)
