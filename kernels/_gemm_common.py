@@ -111,7 +111,8 @@ def row_bases(geo, out_shape) -> np.ndarray:
         oy = np.arange(out_h, dtype=np.int64)[None, :, None]
         ox = np.arange(out_w, dtype=np.int64)[None, None, :]
         table = (((b * hp + oy * stride_h) * wp + ox * stride_w) * cp).reshape(-1)
-    return np.concatenate([table, np.full(4 * _ROWS, table[-1], np.int64)])
+    last = table[-1] if table.size else 0   # (no pixels: a zero-sized batch)
+    return np.concatenate([table, np.full(4 * _ROWS, last, np.int64)])
 
 
 @njit(_nrt=False, inline="always", inner=True)
