@@ -716,10 +716,11 @@ def test_conv_wide_tiles_every_pixel_remainder_match_litert(rng, dtype, cout):
     ((1, 12, 12, 5), (4, 3, 3), (1, 1), (1, 2), (2, 2, 2, 2)),  # dilated in width: im2col
 ])
 def test_row_bases_point_at_each_pixels_window(case):
-    """``gemm.row_bases``: entry p of a plan's table is where output pixel p's window (its
-    top-left tap, channel 0) starts in the source the core reads, located independently by
-    unravelling the index into the padded copy's [N, H, W, C] (the input's for a 1x1 filter);
-    for im2col, entry j is row j of the block's patch matrix; then 16 copies of the last."""
+    """A GEMM plan's ``row_bases`` (``_gemm_common.row_bases``): entry p is where output
+    pixel p's window (its top-left tap, channel 0) starts in the source the core reads,
+    located independently by unravelling the index into the padded copy's [N, H, W, C] (the
+    input's for a 1x1 filter); for im2col, entry j is row j of the block's patch matrix; then
+    16 copies of the last."""
     from nnsim.kernels.gemm import FloatGemmPlan
 
     x_shape, (cout, kh, kw), (sh, sw), (dh, dw), pads = case
