@@ -53,6 +53,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     from ai_edge_litert.interpreter import Interpreter as LiteRT
 
+    from benchmarks._interleave import ready
     from nnsim.tflite import Interpreter
     from nnsim.tflite.reader import read_model
     model = read_model(args.model)
@@ -68,12 +69,8 @@ def main(argv=None) -> int:
             path.write_bytes(prefix_model(model, k))
             pair = [LiteRT(model_path=str(path), num_threads=1),
                     Interpreter(model_path=str(path), num_threads=1)]
-            for interp in pair:
-                interp.allocate_tensors()
-                d = interp.get_input_details()[0]   # (other inputs stay zero)
-                x = np.random.default_rng(0).random(d["shape"]) * 2 - 1
-                interp.set_tensor(d["index"], x.astype(d["dtype"]))
-                _median_us(interp, 30)   # warm: compiled kernels, caches
+            for interp in pair:   # warm: compiled kernels, caches
+                ready(interp, warm_invokes=30)
             rounds = [[], []]
             for _ in range(args.rounds):   # interleaved
                 for times, interp in zip(rounds, pair):

@@ -336,7 +336,6 @@ class _Plan:
                              *runs], np.int64)
         self.cols = aligned_zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
         self.row_bases = row_bases(self.geo, self.out_shape)   # read by the cores' parts alike
-        self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)   # (the GEMV's scratch)
         self.pads = np.array([pad_top, pad_left], np.int64)
         self._split = {}   # thread count -> (parts, scratch per part) or None
         # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv, or not
@@ -440,6 +439,7 @@ class QuantGemmPlan(_Plan):
         self.prm = np.array([k, cw - int(w_zp), k * fill, int(out_zp), int(lo), int(hi),
                              -(-cout // 16) * 16, 1 if cx and direct else 0], np.int64)
         self.sx = np.zeros(_BLOCK, np.int64)
+        self.rb = np.zeros(_BLOCK + 4 * _ROWS, np.int64)   # (the GEMV's scratch)
         self.scratch = _gemm_int.scratch_arrays(self.geo)   # the core allocates nothing
         # the filter as the convolution core reads it: on AVX2 in int16 pairs (_gemm_avx2)
         self.wpk = (_gemm_avx2.widen_pairs(self.wp, cout)

@@ -231,9 +231,9 @@ def test_rows_and_channel_splits_both_used():
                              .astype(np.float32), None, stride_h=2, stride_w=2, pad_top=1,
                              pad_bottom=1, pad_left=1, pad_right=1)[0]
     with threads.num_threads(2):
-        tall_parts, _, tall_copies = tall._parallel((tall.cols, tall.rb))
-        wide_parts, _, wide_copies = wide._parallel((wide.cols, wide.rb))
-        window_parts, _, window_copies = window._parallel((window.cols, window.rb))
+        tall_parts, _, tall_copies = tall._parallel((tall.cols, tall.scratch))
+        wide_parts, _, wide_copies = wide._parallel((wide.cols, wide.scratch))
+        window_parts, _, window_copies = window._parallel((window.cols, window.scratch))
     # 1x1 filters read the input itself, channel parts all of it: no rows copied in parts
     assert tall_parts.tolist() == [[0, 800, 0, 32], [800, 1600, 0, 32]] and not tall_copies
     assert wide_parts.tolist() == [[0, 1, 0, 128], [0, 1, 128, 256]] and not wide_copies
@@ -281,7 +281,7 @@ def test_rows_preferred_unless_channels_clearly_more_even():
     plan = prepare_conv_2d((1, 14, 14, 64), np.int8, w, None, stride_h=1, stride_w=1,
                            pad_top=0, pad_bottom=0, pad_left=0, pad_right=0, **q)[0]
     with threads.num_threads(2):
-        parts = plan._parallel((plan.cols, plan.rb, plan.sx))[0]
+        parts = plan._parallel((plan.cols, plan.sx, *plan.scratch))[0]
     assert parts.tolist() == [[0, 96, 0, 384], [96, 196, 0, 384]]
     # its 7x7 stride-2 depthwise layer: 4 of 7 rows x 36 groups = 144; 7 x 18 = 126, 14%
     # more even: channels
@@ -305,7 +305,7 @@ def test_small_layers_stay_serial(monkeypatch):
                            .astype(np.float32), None, stride_h=1, stride_w=1, pad_top=0,
                            pad_bottom=0, pad_left=0, pad_right=0)[0]
     with threads.num_threads(2):
-        assert plan._parallel((plan.cols, plan.rb)) is None
+        assert plan._parallel((plan.cols, plan.scratch)) is None
 
 
 def test_thread_count_setting():
