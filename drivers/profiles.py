@@ -148,6 +148,11 @@ def current_board() -> Board:
     return get_board(_current[0])
 
 
+def current_board_name() -> str:
+    """The name of :func:`current_board` (without resolving it)."""
+    return _current[0]
+
+
 def set_current_board(name: str) -> None:
     """Record ``name`` as the current board (:func:`nnsim.runtime.board.apply_board`)."""
     _current[0] = name

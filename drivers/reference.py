@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from nnsim.drivers.base import (Capabilities, Driver, PerformanceInfo, SupportDecision, Timing,
                                 op_name)
-from nnsim.drivers.profiles import current_board
+from nnsim.drivers.profiles import current_board, current_board_name
 from nnsim.drivers.timing import cpu_step_cost
 from nnsim.ops.registry import is_registered
 from nnsim.platform.properties import runtime_feature_level
@@ -50,11 +50,11 @@ class ReferenceDriver(Driver):
 def reference_cpu_timing(prepared, host_ns: int) -> Timing:
     """``Timing`` of an nnapi-reference execution on the current board's CPU
     (:func:`nnsim.drivers.profiles.current_board`); the cost is cached on the prepared model."""
-    board = current_board()
-    key = ("_nnsim_cpu_cost", board.name)
+    key = current_board_name()   # (the board's name: resolved only when it changed)
     cached = getattr(prepared, "_nnsim_cpu_cost", None)
     if cached is None or cached[0] != key:
-        cached = (key, int(round(cpu_step_cost(prepared.model, board.cpu).driver_ns)))
+        cpu = current_board().cpu
+        cached = (key, int(round(cpu_step_cost(prepared.model, cpu).driver_ns)))
         try:
             prepared._nnsim_cpu_cost = cached
         except AttributeError:

@@ -337,7 +337,7 @@ class _Plan:
         self.cols = aligned_zeros(_BLOCK * self.kp + 64 if self.mode == _GATHER else 64, dtype)
         self.row_bases = row_bases(self.geo, self.out_shape)   # read by the cores' parts alike
         self.pads = np.array([pad_top, pad_left], np.int64)
-        self._split = {}   # thread count -> (parts, scratch per part) or None
+        self._split = {}   # thread count -> (scratch, its split: see _parallel)
         # a 1x1 filter on one pixel (a classifier): the matrix-vector loops of _gemv, or not
         self.gemv = (self.mode == _DIRECT and self.out_shape[:3] == (1, 1, 1)
                      and gemv_runs(dtype == np.float32))
@@ -351,9 +351,12 @@ class _Plan:
         count = _threads.get_num_threads()
         if count <= 1:
             return None
-        if count not in self._split:
-            self._split[count] = self._make_split(count, scratch)
-        return self._split[count]
+        # kept per thread count, with the scratch arrays it copied: other arrays, new copies
+        made = self._split.get(count)
+        if made is None or len(made[0]) != len(scratch) or any(
+                a is not b for a, b in zip(made[0], scratch)):
+            made = self._split[count] = (tuple(scratch), self._make_split(count, scratch))
+        return made[1]
 
     def _make_split(self, count, scratch):
         pixels = self.out_size

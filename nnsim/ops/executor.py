@@ -4,7 +4,6 @@ run order on numpy arrays. Every device, simulated NPUs included, executes throu
 from __future__ import annotations
 
 import dataclasses
-import threading
 from functools import partial
 from typing import Callable, Sequence
 
@@ -60,28 +59,24 @@ class ExecutorState:
 
 
 class ExecutorStatePool:
-    """Free :class:`ExecutorState` objects of one prepared model (``acquire`` / ``release``)."""
+    """Free :class:`ExecutorState` objects of one prepared model: each :meth:`run` takes one
+    (or makes one, when concurrent executions hold the others) and gives it back."""
 
     def __init__(self, model):
         self.model = model
         self._free: list[ExecutorState] = []
-        self._lock = threading.Lock()
-
-    def acquire(self) -> ExecutorState:
-        with self._lock:
-            return self._free.pop() if self._free else ExecutorState(self.model)
-
-    def release(self, state: ExecutorState) -> None:
-        with self._lock:
-            self._free.append(state)
 
     def run(self, inputs, **kwargs) -> list[np.ndarray]:
         """:func:`run_model` with a state of this pool."""
-        state = self.acquire()
+        # a list's pop and append are atomic: two threads never get the same state
+        try:
+            state = self._free.pop()
+        except IndexError:
+            state = ExecutorState(self.model)
         try:
             return run_model(self.model, inputs, state=state, **kwargs)
         finally:
-            self.release(state)
+            self._free.append(state)
 
 
 class _Step:
@@ -317,8 +312,12 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
         if chain.key == _model_input_key(model, values) and chain.threads == get_num_threads():
             start = _run_chain(model, values, chain)
             values = chain.values
-        if start < len(steps):
-            state.chain = None
+            if start == len(steps):   # the whole chain ran: its outputs (copies), and done
+                if log:
+                    vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+                state.last_results = None
+                return [np.array(values[o], copy=True) for o in model.output_indexes]
+        state.chain = None
     reused, results = state.shared and start == 0, []   # reused: no plan made, none missing
     for step in steps[start:]:
         spec = step.spec

@@ -93,6 +93,13 @@ class _Argument:
 
     def write(self, value: np.ndarray) -> bool:
         """Copy ``value`` into the bound buffer; False if it does not fit."""
+        buffer = self.buffer
+        if (type(buffer) is np.ndarray and buffer.shape == value.shape
+                and buffer.dtype == value.dtype and buffer.flags.c_contiguous):
+            # the usual case, an output array of the operand's type and shape: one copy (the
+            # byte views below cost six numpy calls of every execution)
+            buffer[...] = value
+            return True
         data = np.ascontiguousarray(value).reshape(-1).view(np.uint8)
         if data.nbytes > self.length:
             return False
@@ -246,10 +253,10 @@ class Execution:
             if self.started and not self.reusable:
                 raise BadStateError("ANeuralNetworksExecution: a non-reusable execution can "
                                     "only compute once")
-            if any(a is None for a in self.inputs):
+            if None in self.inputs:
                 raise BadDataError("ANeuralNetworksExecution starts compute when not all inputs "
                                    "specified")
-            if any(a is None for a in self.outputs):
+            if None in self.outputs:
                 raise BadDataError("ANeuralNetworksExecution starts compute when not all "
                                    "outputs specified")
             self.started, self.completed = True, False

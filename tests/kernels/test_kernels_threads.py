@@ -344,8 +344,26 @@ def test_each_binding_moves_its_own_bounds():
         second = _balance_of(plan.bind(x, np.empty(out_shape, plan.out_dtype)))
     if first is None:
         pytest.skip("no thread team here (one CPU or no JIT): nothing moves")
-    shared = plan._split[2][0]
+    shared = plan._split[2][1][0]   # (scratch, (parts, ...))
     assert first.parts is not shared and second.parts is not first.parts
     np.testing.assert_array_equal(first.parts, shared)
     first.parts[0, 1] = first.parts[1, 0] = 4
     assert shared[0, 1] != 4 and second.parts[0, 1] != 4
+
+
+def test_parts_get_copies_of_the_scratch_they_are_given():
+    """A plan keeps its split per thread count; asked again with other scratch arrays (of
+    another type and size), each part gets copies of those, not of the first call's."""
+    rng = np.random.default_rng(2)
+    x, w, bias, q = _data("int8", (1, 13, 11, 32), (70, 1, 1, 32), 70, rng)
+    plan, _ = prepare_conv_2d(x.shape, x.dtype, w, bias, stride_h=1, stride_w=1, pad_top=0,
+                              pad_bottom=0, pad_left=0, pad_right=0, **q)
+    small, large = np.zeros(3, np.int32), np.zeros(5000, np.float32)
+    with threads.num_threads(2):
+        first = plan._parallel((small,))
+        again = plan._parallel((small,))
+        other = plan._parallel((large,))
+    assert first is not None and again is first   # (enough work for two parts, kept)
+    assert first[1][0].dtype == np.int32 and first[1][0].shape[1] >= 3
+    assert other[1][0].dtype == np.float32 and other[1][0].shape[1] >= 5000
+    np.testing.assert_array_equal(other[0], first[0])   # the same parts

@@ -200,6 +200,21 @@ def test_non_contiguous_input_is_bad_data_at_set_input():
     assert nn.ANeuralNetworksExecution_setInput(e, 0, None, np.ascontiguousarray(x)) == OK
 
 
+@pytest.mark.parametrize("out", [np.zeros((1, 2), np.float32), np.zeros(2, np.float32),
+                                 np.zeros(8, np.uint8), bytearray(8)],
+                         ids=["operand shape", "flat", "bytes", "bytearray"])
+def test_output_buffers_of_any_layout_get_the_output_bytes(out):
+    """An output buffer of the operand's shape is filled as one copy, any other buffer of the
+    right size byte for byte: each gets [1, 2] + [10, 20], computed again by a reused
+    execution (the second compute must overwrite the first's values)."""
+    e = bound(compiled(add_model()), out)
+    assert nn.ANeuralNetworksExecution_setReusable(e, True) == OK
+    for _ in range(2):
+        np.frombuffer(out, np.uint8)[:] = 0xFF
+        assert nn.ANeuralNetworksExecution_compute(e) == OK
+        np.testing.assert_array_equal(np.frombuffer(out, np.float32), [11, 22])
+
+
 @pytest.mark.parametrize("which", ["setInput", "setOutput"])
 def test_wrong_byte_size_is_bad_data_at_the_call(which, logcat):
     _, e = nn.ANeuralNetworksExecution_create(compiled(add_model()))
