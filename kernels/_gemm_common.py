@@ -18,8 +18,11 @@ _TILE = 64      # output channels per tile (4 vectors of 16 lanes)
 _FLOAT_COLS = 1 if SIMD_MODE == "avx2" else 4
 _ROWS = 4       # output pixels per micro-kernel group
 _BLOCK = 64     # output pixels per block (multiple of _ROWS)
-#: output pixels per block of the float core when it has no im2col buffer to fill
-_FLOAT_BLOCK = 256
+#: output pixels per block of the float core when it has no im2col buffer to fill: whole passes
+#: of its micro-kernels, 12 and 6 pixels on AVX2 (with 256, each block's last 4 pixels took
+#: an 8-pixel pass of _fh1x8: float MobileNet's first layer alone, medians 107.4 -> 104.4 us,
+#: benchmarks/README.md "Twenty-seventh session"), 8 and 4 otherwise
+_FLOAT_BLOCK = 252 if SIMD_MODE == "avx2" else 256
 _DIRECT, _IMPLICIT, _GATHER = 0, 1, 2   # where the patches come from (see gemm._Plan)
 
 
