@@ -312,11 +312,9 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
         if chain.key == _model_input_key(model, values) and chain.threads == get_num_threads():
             start = _run_chain(model, values, chain)
             values = chain.values
-            if start == len(steps):   # the whole chain ran: its outputs (copies), and done
-                if log:
-                    vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+            if start == len(steps):   # the whole chain ran
                 state.last_results = None
-                return [np.array(values[o], copy=True) for o in model.output_indexes]
+                return _completed(model, values, log)
         state.chain = None
     reused, results = state.shared and start == 0, []   # reused: no plan made, none missing
     for step in steps[start:]:
@@ -360,10 +358,7 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
                 raise OpFailedError(f"{_name(step.op.type)} did not produce output {k}")
             values[o] = got[k]
         results.append(got)
-    if log:
-        vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
-    # plans rewrite their buffers at the next execution: what leaves the executor is a copy
-    outputs = [np.array(values[o], copy=True) for o in model.output_indexes]
+    outputs = _completed(model, values, log)
     last, state.last_results = state.last_results, (results if start == 0 else None)
     if not state.shared:
         state.shared = True
@@ -373,6 +368,14 @@ def _run_planned(model, values: dict, state: ExecutorState, log: bool) -> list[n
         # before (new model inputs aside): the next ones can run as a chain
         state.chain = _Chain(model, state, values, results)
     return outputs
+
+
+def _completed(model, values: dict, log: bool) -> list[np.ndarray]:
+    """The end of a prepared model's execution: its vlog line and copies of the model's
+    outputs (plans rewrite their buffers at the next execution)."""
+    if log:
+        vlog.vlog(vlog.CPUEXE, TAG, "Completed run normally")
+    return [np.array(values[o], copy=True) for o in model.output_indexes]
 
 
 def _share_buffers(model, state: ExecutorState, values: dict):

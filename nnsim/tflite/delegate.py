@@ -117,7 +117,6 @@ class NnApiDelegateKernel:
         self._cache_size = 0   # executions kept (see _execution); set by prepare
         # NNAPIExecutionCache: signature -> (reusable execution, input pool, output pool)
         self._executions: OrderedDict = OrderedDict()
-        self._plain = None   # (inputs, outputs) without conversions: see _plain_io
 
     def init(self, target_feature_level: int) -> None:
         if self.converted is None:
@@ -168,14 +167,7 @@ class NnApiDelegateKernel:
         outputs are the partition's output pool, whose arrays become the output tensors'
         values (the delegate copies them back)."""
         conv = self.converted
-        if self._plain is None:
-            self._plain = _plain_io(conv)
-        if self._plain[0]:   # the tensors' own arrays (nnapi_inputs would return them)
-            inputs = [values[t] for t in conv.model_input_tensors]
-            if not set(map(type, inputs)) <= {np.ndarray}:
-                inputs = conv.nnapi_inputs(values)
-        else:
-            inputs = conv.nnapi_inputs(values)
+        inputs = conv.nnapi_inputs(values)
         ex, bound, out_pool = self._execution([a.shape for a in inputs])   # (ndarrays)
         for k, (tensor, arr) in enumerate(zip(conv.model_input_tensors, inputs)):
             _bind_input(ex, bound, k, arr, arr is values.get(tensor))
@@ -188,10 +180,7 @@ class NnApiDelegateKernel:
                                      f"to invoke.")
             raise
         self.last_execution = ex
-        if self._plain[1]:   # the output pool's arrays are the tensors' values
-            values.update(zip(conv.model_output_tensors, out_pool))
-        else:
-            values.update(conv.tflite_outputs(out_pool))
+        values.update(conv.tflite_outputs(out_pool))
 
     def _execution(self, shapes: list) -> tuple:
         """``(execution, bound inputs, output pool)`` for inputs of these shapes.
@@ -227,17 +216,6 @@ class NnApiDelegateKernel:
             while len(self._executions) > self._cache_size:
                 self._executions.popitem(last=False)
         return entry
-
-
-def _plain_io(conv) -> tuple:
-    """Whether the partition's inputs and its outputs go without conversion (3.6) and without
-    a scalar operand's reshape: then ``nnapi_inputs`` returns the tensors' arrays themselves
-    and ``tflite_outputs`` the output pool's, and invoke skips both (the Python around each
-    execution is a cost of every invoke: benchmarks/README.md, "Twenty-seventh session")."""
-    model = conv.nnapi_model
-    inputs = not conv.input_conversions and not any(
-        model.operands[i].is_scalar for i in model.input_indexes)
-    return inputs, not conv.output_conversions
 
 
 def _bind_input(ex: Execution, bound: list, k: int, value, is_tensor: bool) -> None:

@@ -20,6 +20,7 @@ expressed as several NNAPI operations: 4).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -68,10 +69,25 @@ class ConvertedModel:
     output_conversions: dict[int, str] = field(default_factory=dict)
     nnapi_to_tflite_node: list[int] = field(default_factory=list)
 
+    @cached_property
+    def _plain(self) -> tuple:
+        """Whether the inputs and the outputs go without conversion (3.6) and without a scalar
+        operand's reshape: then the delegate's values pass as they are (the Python around
+        each execution is a cost of every invoke: benchmarks/README.md, "Twenty-seventh
+        session")."""
+        model = self.nnapi_model
+        inputs = not self.input_conversions and not any(
+            model.operands[i].is_scalar for i in model.input_indexes)
+        return inputs, not self.output_conversions
+
     def nnapi_inputs(self, values) -> list[np.ndarray]:
         """The NNAPI model's inputs, in order, from TFLite tensor values (a mapping tensor ->
         array), converted as the delegate's Invoke does (3.6); a one-element tensor fed to a
         scalar operand (3.4) is passed as a 0-d array."""
+        if self._plain[0]:
+            arrays = [values[t] for t in self.model_input_tensors]
+            if set(map(type, arrays)) <= {np.ndarray}:
+                return arrays
         arrays = []
         for t, ann in zip(self.model_input_tensors, self.nnapi_model.input_indexes):
             value = apply_input_conversion(values[t], self.input_conversions.get(t))
@@ -82,6 +98,8 @@ class ConvertedModel:
 
     def tflite_outputs(self, results) -> dict[int, np.ndarray]:
         """TFLite tensor -> value from the NNAPI model's outputs, converted back (3.6)."""
+        if self._plain[1] and set(map(type, results)) <= {np.ndarray}:
+            return dict(zip(self.model_output_tensors, results))
         return {t: apply_output_conversion(r, self.output_conversions.get(t))
                 for t, r in zip(self.model_output_tensors, results)}
 
